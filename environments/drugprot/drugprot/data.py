@@ -1,0 +1,425 @@
+"""Loading DrugProt abstracts: the Hugging Face hub, a local parquet/jsonl file, or the official TSVs.
+
+Every source is read into validated ``Document``s (see ``schema``). Three sources, one schema:
+
+- the hub dataset ``OpenMed/drugprot-parquet`` (splits ``train`` and ``validation``), via ``datasets``;
+- a local ``.parquet``, ``.jsonl`` or ``.json`` file with that dataset's columns
+  (``pmid, title, abstract, text, entities[id,type,text,start,end], relations[type,arg1,arg2]``);
+- a directory with the original BioCreative VII files ``*_abstracs.tsv``, ``*_entities.tsv`` and
+  ``*_relations.tsv`` (the official spelling is "abstracs"), or their ``training/`` and
+  ``development/`` parent directory.
+
+Validation is strict: an unknown relation type, an unknown entity type, a relation naming a missing
+entity or pointing the wrong way (arg1 must be the chemical, arg2 the gene), and an offset outside the
+text or not matching the entity's text raise ``DrugprotDataError`` naming the source, pmid and field.
+One documented leniency: an exact duplicate of a relation already listed for the same pair is dropped
+and counted in ``LoadStats.duplicate_relations`` (the official scorer de-duplicates them too).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import socket
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from drugprot.errors import DrugprotDataError, DrugprotHubError
+from drugprot.labels import RELATION_NAMES
+from drugprot.schema import ENTITY_TYPES, Document, Entity, Relation
+
+HUB_DATASET = "OpenMed/drugprot-parquet"
+SPLITS = ("train", "validation")
+# Official file prefixes of each split in the BioCreative VII release.
+TSV_SPLIT_PREFIXES = {"train": ("training", "train"), "validation": ("development", "dev", "validation")}
+_RELATION_TYPES = frozenset(RELATION_NAMES)
+_HUB_TIMEOUT_S = 5.0
+
+
+@dataclass
+class LoadStats:
+    """What a load read and what it dropped (only exact duplicate relations are ever dropped)."""
+
+    documents: int = 0
+    entities: int = 0
+    relations: int = 0
+    duplicate_relations: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    """``pmid:TYPE:arg1:arg2`` of every dropped duplicate."""
+
+
+def load_documents(
+    split: str = "validation",
+    data_path: str | os.PathLike[str] | None = None,
+    *,
+    stats: LoadStats | None = None,
+    path_hint: str = "data_path",
+) -> list[Document]:
+    """Load and validate one split.
+
+    Args:
+        split: ``train`` or ``validation``. For a single local file the split is ignored (the file is the
+            split); for a TSV directory it picks the ``training``/``development`` files.
+        data_path: a local file or TSV directory; ``None`` loads ``OpenMed/drugprot-parquet`` from the hub.
+        stats: filled with counts, when given.
+        path_hint: how the caller's user sets ``data_path`` (e.g. ``--env.taskset.data-path``), quoted in
+            the error raised when the hub is unreachable.
+
+    Raises:
+        DrugprotDataError: bad split, missing file, or a row that breaks the schema (names file/pmid/field).
+        DrugprotHubError: ``data_path`` is unset and the hub cannot be reached.
+    """
+    if split not in SPLITS:
+        raise DrugprotDataError(
+            f"unknown split {split!r}; expected one of {', '.join(SPLITS)}", field="split"
+        )
+    stats = stats if stats is not None else LoadStats()
+    if data_path is None:
+        rows, source = _hub_rows(split, path_hint), f"hub:{HUB_DATASET}[{split}]"
+        return _documents(rows, source, stats)
+    path = Path(data_path).expanduser()
+    if path.is_dir():
+        return _tsv_documents(path, split, stats)
+    if not path.is_file():
+        raise DrugprotDataError(f"no such file or directory: {path}", source=str(path), field="data_path")
+    return _documents(_file_rows(path), str(path), stats)
+
+
+# ---------------------------------------------------------------------------------------------- sources
+
+
+def _hub_reachable(endpoint: str) -> bool:
+    parsed = urlparse(endpoint)
+    host, port = parsed.hostname or endpoint, parsed.port or (443 if parsed.scheme != "http" else 80)
+    try:
+        socket.create_connection((host, port), timeout=_HUB_TIMEOUT_S).close()
+    except OSError:
+        return False
+    return True
+
+
+def _hub_rows(split: str, path_hint: str) -> Iterable[Mapping[str, Any]]:
+    """Rows of the hub dataset; fails within seconds (not after datasets' retries) when offline."""
+    help_text = (
+        f"could not load {HUB_DATASET!r} ({split}) from the Hugging Face hub. Download it once "
+        f"(huggingface-cli download --repo-type dataset {HUB_DATASET}) and pass the parquet file with "
+        f"{path_hint}, or pass a directory of the official BioCreative VII TSV files the same way."
+    )
+    offline = any(
+        os.environ.get(v, "").lower() in ("1", "true", "yes")
+        for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    if not offline and not _hub_reachable(endpoint):
+        raise DrugprotHubError(f"{help_text} ({endpoint} is unreachable)")
+    import datasets  # heavy: imported only when the hub is actually used
+
+    try:
+        return datasets.load_dataset(HUB_DATASET, split=split)
+    except Exception as exc:  # datasets raises many unrelated types for "not available"
+        raise DrugprotHubError(f"{help_text} ({type(exc).__name__}: {exc})") from exc
+
+
+def _file_rows(path: Path) -> Iterable[Mapping[str, Any]]:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq  # installed with datasets
+
+        return pq.read_table(path).to_pylist()
+    if suffix == ".json":
+        with path.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not isinstance(data, list):
+            raise DrugprotDataError("a .json file must hold a list of rows", source=str(path))
+        return data
+    if suffix == ".jsonl":
+        return list(_jsonl_rows(path))
+    raise DrugprotDataError(
+        f"unsupported file type {suffix!r}; expected .parquet, .jsonl, .json or a TSV directory",
+        source=str(path),
+        field="data_path",
+    )
+
+
+def _jsonl_rows(path: Path) -> Iterable[Mapping[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DrugprotDataError(f"invalid JSON: {exc.msg}", source=f"{path}:{line_no}") from exc
+
+
+# -------------------------------------------------------------------------------------------- validation
+
+
+def _documents(rows: Iterable[Mapping[str, Any]], source: str, stats: LoadStats) -> list[Document]:
+    documents: list[Document] = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        doc = document_from_row(row, source=f"{source}#row{index}", stats=stats)
+        if doc.pmid in seen:
+            raise DrugprotDataError(
+                "duplicate abstract", source=f"{source}#row{index}", pmid=doc.pmid, field="pmid"
+            )
+        seen.add(doc.pmid)
+        documents.append(doc)
+    stats.documents += len(documents)
+    return documents
+
+
+def _require(
+    row: Mapping[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    source: str,
+    pmid: str | None,
+    prefix: str = "",
+) -> Any:
+    if key not in row:
+        raise DrugprotDataError("missing field", source=source, pmid=pmid, field=prefix + key)
+    value = row[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise DrugprotDataError(
+            f"expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}",
+            source=source,
+            pmid=pmid,
+            field=prefix + key,
+        )
+    return value
+
+
+def document_from_row(
+    row: Mapping[str, Any], *, source: str = "<row>", stats: LoadStats | None = None
+) -> Document:
+    """Validate one row of the ``OpenMed/drugprot-parquet`` schema and build its ``Document``.
+
+    Raises:
+        DrugprotDataError: naming ``source``, the pmid and the offending field.
+    """
+    if not isinstance(row, Mapping):
+        raise DrugprotDataError(f"a row must be an object, got {type(row).__name__}", source=source)
+    pmid = str(_require(row, "pmid", (str, int), source, None))
+    text = _require(row, "text", str, source, pmid)
+    title = row.get("title") or ""
+    abstract = row.get("abstract") or ""
+    entities: dict[str, Entity] = {}
+    raw_entities = _require(row, "entities", (list, tuple), source, pmid)
+    for i, raw in enumerate(raw_entities):
+        where = f"entities[{i}]."
+        if not isinstance(raw, Mapping):
+            raise DrugprotDataError(
+                "an entity must be an object", source=source, pmid=pmid, field=f"entities[{i}]"
+            )
+        ent = Entity(
+            id=str(_require(raw, "id", str, source, pmid, where)),
+            type=_require(raw, "type", str, source, pmid, where),
+            text=_require(raw, "text", str, source, pmid, where),
+            start=_require(raw, "start", int, source, pmid, where),
+            end=_require(raw, "end", int, source, pmid, where),
+        )
+        _check_entity(ent, text, source, pmid, where)
+        if ent.id in entities:
+            raise DrugprotDataError(
+                f"duplicate entity id {ent.id!r}", source=source, pmid=pmid, field=where + "id"
+            )
+        entities[ent.id] = ent
+    relations: list[Relation] = []
+    seen: set[Relation] = set()
+    raw_relations = _require(row, "relations", (list, tuple), source, pmid)
+    for i, raw in enumerate(raw_relations):
+        where = f"relations[{i}]."
+        if not isinstance(raw, Mapping):
+            raise DrugprotDataError(
+                "a relation must be an object", source=source, pmid=pmid, field=f"relations[{i}]"
+            )
+        rel = Relation(
+            type=_require(raw, "type", str, source, pmid, where),
+            arg1=_require(raw, "arg1", str, source, pmid, where),
+            arg2=_require(raw, "arg2", str, source, pmid, where),
+        )
+        _check_relation(rel, entities, source, pmid, where)
+        if rel in seen:
+            if stats is not None:
+                stats.duplicate_relations += 1
+                stats.duplicates.append(f"{pmid}:{rel.type}:{rel.arg1}:{rel.arg2}")
+            continue
+        seen.add(rel)
+        relations.append(rel)
+    if stats is not None:
+        stats.entities += len(entities)
+        stats.relations += len(relations)
+    return Document(
+        pmid=pmid,
+        title=str(title),
+        abstract=str(abstract),
+        text=text,
+        entities=tuple(entities.values()),
+        relations=tuple(relations),
+    )
+
+
+def _check_entity(ent: Entity, text: str, source: str, pmid: str, where: str) -> None:
+    if ent.type not in ENTITY_TYPES:
+        raise DrugprotDataError(
+            f"unknown entity type {ent.type!r}; expected one of {sorted(ENTITY_TYPES)}",
+            source=source,
+            pmid=pmid,
+            field=where + "type",
+        )
+    if not 0 <= ent.start < ent.end <= len(text):
+        raise DrugprotDataError(
+            f"offsets [{ent.start}, {ent.end}) of {ent.id} lie outside the text (length {len(text)})",
+            source=source,
+            pmid=pmid,
+            field=where + "start",
+        )
+    if text[ent.start : ent.end] != ent.text:
+        raise DrugprotDataError(
+            f"text at [{ent.start}, {ent.end}) is {text[ent.start : ent.end]!r}, but entity "
+            f"{ent.id} says {ent.text!r}",
+            source=source,
+            pmid=pmid,
+            field=where + "text",
+        )
+
+
+def _check_relation(
+    rel: Relation, entities: Mapping[str, Entity], source: str, pmid: str, where: str
+) -> None:
+    if rel.type not in _RELATION_TYPES:
+        raise DrugprotDataError(
+            f"unknown relation type {rel.type!r}; expected one of {', '.join(RELATION_NAMES)}",
+            source=source,
+            pmid=pmid,
+            field=where + "type",
+        )
+    for arg, want in (("arg1", "chemical"), ("arg2", "gene")):
+        ent = entities.get(getattr(rel, arg))
+        if ent is None:
+            raise DrugprotDataError(
+                f"relation names entity {getattr(rel, arg)!r}, which does not exist",
+                source=source,
+                pmid=pmid,
+                field=where + arg,
+            )
+        if not (ent.is_chemical if want == "chemical" else ent.is_gene):
+            raise DrugprotDataError(
+                f"{arg} must be a {want} mention, but {ent.id} is {ent.type}",
+                source=source,
+                pmid=pmid,
+                field=where + arg,
+            )
+
+
+# ------------------------------------------------------------------------------------------ official TSVs
+
+
+def _tsv_file_set(directory: Path, split: str) -> tuple[Path, Path, Path]:
+    """The (abstracts, entities, relations) files of ``split`` in ``directory`` or its split subfolder."""
+    candidates = [directory] + [
+        directory / name for name in TSV_SPLIT_PREFIXES[split] if (directory / name).is_dir()
+    ]
+    for folder in reversed(candidates):  # a split subfolder wins over the parent
+        abstracts = sorted(folder.glob("*_abstracs.tsv")) + sorted(folder.glob("*_abstracts.tsv"))
+        if not abstracts:
+            continue
+        if len(abstracts) > 1:
+            matching = [
+                p
+                for p in abstracts
+                if p.name.split("_")[-2] in TSV_SPLIT_PREFIXES[split]
+                or any(p.name.startswith(f"drugprot_{pre}") for pre in TSV_SPLIT_PREFIXES[split])
+            ]
+            if len(matching) != 1:
+                raise DrugprotDataError(
+                    f"{len(abstracts)} abstract files and none clearly for split {split!r}: "
+                    f"{[p.name for p in abstracts]}",
+                    source=str(folder),
+                    field="data_path",
+                )
+            abstracts = matching
+        stem = abstracts[0].name.rsplit("_", 1)[0]
+        entities, relations = folder / f"{stem}_entities.tsv", folder / f"{stem}_relations.tsv"
+        for needed in (entities, relations):
+            if not needed.is_file():
+                raise DrugprotDataError(
+                    f"missing {needed.name} beside {abstracts[0].name}", source=str(folder), field="data_path"
+                )
+        return abstracts[0], entities, relations
+    raise DrugprotDataError(
+        "no *_abstracs.tsv file (official BioCreative VII layout) in this directory",
+        source=str(directory),
+        field="data_path",
+    )
+
+
+def _tsv_lines(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        for line_no, cells in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
+            if not cells or cells == [""]:
+                continue
+            if len(cells) != columns:
+                raise DrugprotDataError(
+                    f"expected {columns} tab-separated columns, got {len(cells)}", source=f"{path}:{line_no}"
+                )
+            yield line_no, cells
+
+
+def _tsv_documents(directory: Path, split: str, stats: LoadStats) -> list[Document]:
+    abstracts_path, entities_path, relations_path = _tsv_file_set(directory, split)
+    rows: dict[str, dict[str, Any]] = {}
+    for line_no, (pmid, title, abstract) in _tsv_lines(abstracts_path, 3):
+        if pmid in rows:
+            raise DrugprotDataError("duplicate abstract", source=f"{abstracts_path}:{line_no}", pmid=pmid)
+        rows[pmid] = {
+            "pmid": pmid,
+            "title": title,
+            "abstract": abstract,
+            "text": f"{title} {abstract}",
+            "entities": [],
+            "relations": [],
+        }
+    for line_no, (pmid, ent_id, ent_type, start, end, text) in _tsv_lines(entities_path, 6):
+        row = _tsv_row(rows, pmid, entities_path, line_no)
+        try:
+            offsets = int(start), int(end)
+        except ValueError as exc:
+            raise DrugprotDataError(
+                f"offsets {start!r}, {end!r} are not integers",
+                source=f"{entities_path}:{line_no}",
+                pmid=pmid,
+                field="start",
+            ) from exc
+        row["entities"].append(
+            {"id": ent_id, "type": ent_type, "text": text, "start": offsets[0], "end": offsets[1]}
+        )
+    for line_no, (pmid, rel_type, arg1, arg2) in _tsv_lines(relations_path, 4):
+        row = _tsv_row(rows, pmid, relations_path, line_no)
+        args = []
+        for value, prefix in ((arg1, "Arg1:"), (arg2, "Arg2:")):
+            if not value.startswith(prefix):
+                raise DrugprotDataError(
+                    f"expected {prefix}T<n>, got {value!r}",
+                    source=f"{relations_path}:{line_no}",
+                    pmid=pmid,
+                    field=prefix.rstrip(":").lower(),
+                )
+            args.append(value[len(prefix) :])
+        row["relations"].append({"type": rel_type, "arg1": args[0], "arg2": args[1]})
+    return _documents(rows.values(), str(directory), stats)
+
+
+def _tsv_row(rows: dict[str, dict[str, Any]], pmid: str, path: Path, line_no: int) -> dict[str, Any]:
+    row = rows.get(pmid)
+    if row is None:
+        raise DrugprotDataError(
+            "pmid has no abstract in the abstracts file", source=f"{path}:{line_no}", pmid=pmid
+        )
+    return row

@@ -1,0 +1,36 @@
+"""Exceptions a user can catch: bad data names the file, row (pmid) and field that is wrong."""
+
+from __future__ import annotations
+
+
+class DrugprotError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class DrugprotDataError(DrugprotError, ValueError):
+    """Input data that does not follow the DrugProt schema.
+
+    Attributes:
+        source: the file, directory or dataset the row came from.
+        pmid: the abstract's PubMed id, when known.
+        field: the offending field (e.g. ``relations[3].arg2``), when known.
+    """
+
+    def __init__(
+        self, message: str, *, source: str | None = None, pmid: str | None = None, field: str | None = None
+    ) -> None:
+        self.source, self.pmid, self.field = source, pmid, field
+        where = ", ".join(
+            part
+            for part in (
+                f"source {source}" if source else "",
+                f"pmid {pmid}" if pmid else "",
+                f"field {field}" if field else "",
+            )
+            if part
+        )
+        super().__init__(f"{message} ({where})" if where else message)
+
+
+class DrugprotHubError(DrugprotError, RuntimeError):
+    """The Hugging Face hub could not be reached to load the dataset."""

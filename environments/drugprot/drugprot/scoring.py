@@ -1,0 +1,82 @@
+"""The reward: accuracy (the reply names one of the pair's gold types) plus a small format term.
+
+This is the one place rewards are computed; the verifiers v1 taskset and the v0 rubric both call
+``score_reply`` and read the weights from ``Weights``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drugprot.labels import by_letter
+from drugprot.parsing import ParsedReply, parse_reply
+
+SCORING_ERROR = "scoring_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Reward weights: ``reward = accuracy * accuracy_weight + format * format_weight``."""
+
+    accuracy: float = 1.0
+    format: float = 0.1
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A scored reply: the two reward terms and what the report needs to explain them."""
+
+    accuracy: float
+    format: float
+    letter: str | None
+    """The predicted option letter, None when the reply gave no valid answer."""
+    label: str | None
+    """The predicted official name (``NO-RELATION`` for N), None when invalid."""
+    invalid_reason: str | None
+    format_reason: str | None
+
+    def reward(self, weights: Weights | None = None) -> float:
+        weights = weights or DEFAULT_WEIGHTS
+        return self.accuracy * weights.accuracy + self.format * weights.format
+
+    def as_info(self) -> dict[str, str | None]:
+        """JSON-ready record of the prediction, stored on traces for ``drugprot report``."""
+        return {
+            "letter": self.letter,
+            "label": self.label,
+            "invalid_reason": self.invalid_reason,
+            "format_reason": self.format_reason,
+        }
+
+
+def score_parsed(
+    parsed: ParsedReply, gold_labels: tuple[str, ...] | list[str], *, with_no_relation: bool = False
+) -> Score:
+    """Score an already-parsed reply against the pair's gold label names."""
+    label = by_letter(with_no_relation)[parsed.letter].name if parsed.letter is not None else None
+    return Score(
+        accuracy=1.0 if label is not None and label in gold_labels else 0.0,
+        format=1.0 if parsed.format_ok else 0.0,
+        letter=parsed.letter,
+        label=label,
+        invalid_reason=parsed.invalid_reason,
+        format_reason=parsed.format_reason,
+    )
+
+
+def score_reply(
+    content: str | None,
+    reasoning: str | None,
+    gold_labels: tuple[str, ...] | list[str],
+    *,
+    with_no_relation: bool = False,
+) -> Score:
+    """Parse and score one reply. Never raises: an unexpected failure is a zero score with its reason."""
+    try:
+        parsed = parse_reply(content, reasoning, with_no_relation=with_no_relation)
+        return score_parsed(parsed, gold_labels, with_no_relation=with_no_relation)
+    except Exception as exc:  # a scorer bug must not lose the rollout: record it instead
+        return Score(0.0, 0.0, None, None, f"{SCORING_ERROR}: {type(exc).__name__}: {exc}", SCORING_ERROR)

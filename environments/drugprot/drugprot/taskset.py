@@ -1,0 +1,156 @@
+"""DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
+
+Scored by ``drugprot.scoring``: accuracy (the boxed letter is one of the pair's gold types) plus a
+small format reward (closed reasoning and exactly one boxed answer). ``DrugprotEnv`` pins the ``null``
+harness (plain chat) in a ``subprocess`` runtime, so ``vf-eval drugprot`` needs no extra flags.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import verifiers.v1 as vf
+
+from drugprot.questions import Question, TaskOptions, load_questions
+from drugprot.scoring import DEFAULT_WEIGHTS, Score, Weights, score_reply
+from drugprot.tasks import Negatives
+
+INFO_KEY = "drugprot"
+"""``trace.info[INFO_KEY]`` holds the prediction record ``drugprot report`` reads."""
+
+
+class DrugprotData(vf.TaskData):
+    """What a DrugProt task carries besides its prompts (everything scoring and the report need)."""
+
+    pmid: str
+    """PubMed id of the abstract."""
+    arg1: str
+    """Entity id of the chemical mention (the official TSV's ``Arg1:T#``)."""
+    arg2: str
+    """Entity id of the gene/protein mention (``Arg2:T#``)."""
+    labels: list[str]
+    """Official names of every gold relation type of the pair (``NO-RELATION`` for a negative)."""
+    chemical: str
+    """Surface text of the chemical mention."""
+    gene: str
+    """Surface text of the gene mention."""
+    with_no_relation: bool = False
+    """Whether ``N. NO-RELATION`` is an option."""
+
+
+class DrugprotTask(vf.Task[DrugprotData]):
+    @property
+    def key(self) -> str:
+        return f"{self.data.pmid}:{self.data.arg1}:{self.data.arg2}"
+
+    def _score(self, trace: vf.Trace) -> Score:
+        messages = trace.assistant_messages
+        message = messages[-1] if messages else None
+        score = score_reply(
+            message.content if message else None,
+            message.reasoning_content if message else None,
+            self.data.labels,
+            with_no_relation=self.data.with_no_relation,
+        )
+        trace.info[INFO_KEY] = score.as_info()
+        return score
+
+    @vf.stop
+    async def single_turn(self, trace: vf.Trace) -> bool:
+        return trace.num_turns >= 1
+
+    @vf.reward(weight=DEFAULT_WEIGHTS.accuracy)
+    async def accuracy(self, trace: vf.Trace) -> float:
+        return self._score(trace).accuracy
+
+    @vf.reward(weight=DEFAULT_WEIGHTS.format)
+    async def format(self, trace: vf.Trace) -> float:
+        return self._score(trace).format
+
+    @vf.metric
+    async def answered(self, trace: vf.Trace) -> float:
+        """1 when the reply gave a valid option letter."""
+        return float(self._score(trace).letter is not None)
+
+    async def validate(self, runtime: vf.Runtime) -> bool | None:
+        """Model-free gold check: a perfect reply naming the first gold letter scores full marks."""
+        from drugprot.labels import letter_of
+
+        reply = f"<think>gold</think>\\boxed{{{letter_of(self.data.labels[0])}}}"
+        score = score_reply(reply, None, self.data.labels, with_no_relation=self.data.with_no_relation)
+        return score.accuracy == 1.0 and score.format == 1.0
+
+
+class DrugprotConfig(vf.TasksetConfig):
+    """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``)."""
+
+    split: Literal["train", "validation"] = "validation"
+    """``train`` (3,500 abstracts) or ``validation`` (750, the official development set)."""
+    data_path: str | None = None
+    """Local parquet/jsonl file or BioCreative TSV directory; unset loads OpenMed/drugprot-parquet from the hub."""
+    num_tasks: int | None = None
+    """Keep the first N tasks (after shuffling); unset keeps the whole split. ``vf-eval -n`` also limits."""
+    shuffle: bool = False
+    """Shuffle the tasks deterministically with ``seed``."""
+    seed: int = 0
+    """Seed of the shuffle and of negative sampling."""
+    accuracy_weight: float = DEFAULT_WEIGHTS.accuracy
+    """Weight of the accuracy reward."""
+    format_weight: float = DEFAULT_WEIGHTS.format
+    """Weight of the format reward."""
+    mark_entities: bool = True
+    """Mark the pair's two mentions in the text with <chemical>/<gene> tags."""
+    negatives: Negatives = 0
+    """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
+
+    def options(self) -> TaskOptions:
+        return TaskOptions(
+            split=self.split,
+            data_path=self.data_path,
+            num_tasks=self.num_tasks,
+            shuffle=self.shuffle,
+            seed=self.seed,
+            negatives=self.negatives,
+            mark_entities=self.mark_entities,
+            weights=Weights(accuracy=self.accuracy_weight, format=self.format_weight),
+        )
+
+
+def task_data(question: Question) -> DrugprotData:
+    return DrugprotData(
+        name=question.key,
+        prompt=question.prompt,
+        system_prompt=question.system_prompt,
+        pmid=question.pmid,
+        arg1=question.arg1,
+        arg2=question.arg2,
+        labels=list(question.labels),
+        chemical=question.chemical,
+        gene=question.gene,
+        with_no_relation=question.with_no_relation,
+    )
+
+
+class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
+    def task_config(self) -> vf.TaskConfig:
+        """The run's task config with our reward weights (an explicit ``task.rewards`` entry still wins)."""
+        base = self.config.task
+        weights = {
+            "accuracy": vf.RewardFunctionConfig(weight=self.config.accuracy_weight),
+            "format": vf.RewardFunctionConfig(weight=self.config.format_weight),
+        }
+        return base.model_copy(update={"rewards": weights | dict(base.rewards)})
+
+    def load(self) -> list[DrugprotTask]:
+        questions = load_questions(self.config.options(), path_hint="--env.taskset.data-path")
+        task_config = self.task_config()
+        return [DrugprotTask(task_data(q), task_config) for q in questions]
+
+
+class DrugprotEnvConfig(vf.SingleAgentEnvConfig):
+    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, runtime={"type": "subprocess"})
+    """Plain chat (``null`` harness) in a local ``subprocess`` runtime; override with --env.agent.*."""
+
+
+class DrugprotEnv(vf.SingleAgentEnv, vf.Env[DrugprotEnvConfig]):
+    """The single-agent env with DrugProt's pinned seat (see ``DrugprotEnvConfig``)."""
