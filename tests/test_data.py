@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from drugprot import labels, prompts
 from drugprot.data import LoadStats, load_documents
 from drugprot.errors import DrugprotDataError, DrugprotHubError
@@ -261,3 +262,17 @@ def test_parse_negatives(value, expected) -> None:
 def test_parse_negatives_rejects(value) -> None:
     with pytest.raises(ValueError, match="non-negative integer or 'all'"):
         parse_negatives(value)
+
+
+@pytest.mark.parametrize(("negatives", "total", "no_relation"), [(0, 27, 0), (1, 38, 11), (2, 41, 14), ("all", 42, 15)])
+def test_negatives_add_no_relation_tasks(fixture_jsonl: Path, negatives, total, no_relation) -> None:
+    options = TaskOptions(split="train", data_path=str(fixture_jsonl), negatives=negatives)
+    questions = load_questions(options)
+    negative = [q for q in questions if q.labels == ("NO-RELATION",)]
+    assert (len(questions), len(negative)) == (total, no_relation)
+    assert all(q.with_no_relation is (negatives != 0) for q in questions)
+    assert all(("N. NO-RELATION" in q.prompt) is (negatives != 0) for q in questions)
+    assert [q.key for q in questions][:27] != [] and all(q.answers == ("N",) for q in negative)
+    # gold pairs are never offered as negatives, and the same seed gives the same sample
+    assert not {q.key for q in negative} & {q.key for q in questions if q.labels != ("NO-RELATION",)}
+    assert [q.key for q in load_questions(options)] == [q.key for q in questions]

@@ -1,0 +1,133 @@
+"""Longest prompt of a drugprot taskset and the ``seq_len`` a prime-rl run needs for it.
+
+Builds the taskset exactly as a run does (``DrugprotConfig`` -> ``DrugprotTaskset``), measures the
+system + user prompt of every task, and converts the longest one to a token count with a worst-case
+bound, since Trinity-Mini's tokenizer is not needed (or available) to run this:
+
+- at most 1 token per UTF-8 byte of text: in a tokenizer that falls back to bytes (byte-level BPE as in
+  Llama 3, Qwen or GPT-4o; SentencePiece with byte fallback) every token stands for at least one byte, so no
+  text takes more tokens than it has bytes (real English text takes about 1 token per 3-4 bytes, so the
+  bound is loose by that factor);
+- plus ``TEMPLATE_OVERHEAD_TOKENS`` for what the chat template wraps around the two messages (role markers,
+  the generation prompt; ChatML-style templates add about 10 tokens).
+
+A run then needs ``seq_len >= bound + max_completion_tokens`` (single-turn: one reply per task), and
+``inference.vllm.max_model_len >= seq_len``.
+
+Usage (from the repository root, in the project environment):
+    uv run python scripts/prompt_lengths.py --data-path FILE [--split train] [--negatives 0]
+        [--no-mark-entities] [--max-completion-tokens 2048]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+TEMPLATE_OVERHEAD_TOKENS = 128
+"""Tokens reserved for the chat template around a system + user prompt and the generation prompt."""
+
+
+@dataclass(frozen=True)
+class PromptLengths:
+    """The longest system + user prompt of a taskset."""
+
+    tasks: int
+    key: str
+    """Key (``pmid:arg1:arg2``) of the task with the longest prompt in bytes."""
+    system_chars: int
+    user_chars: int
+    chars: int
+    """System + user characters of that prompt."""
+    utf8_bytes: int
+    """System + user UTF-8 bytes of that prompt (the longest of all tasks)."""
+
+    @property
+    def token_bound(self) -> int:
+        """Worst-case prompt tokens: one per UTF-8 byte plus the chat template's overhead."""
+        return self.utf8_bytes + TEMPLATE_OVERHEAD_TOKENS
+
+    def required_seq_len(self, max_completion_tokens: int) -> int:
+        return self.token_bound + max_completion_tokens
+
+
+def _text(prompt: Any) -> str:
+    """The text of a task prompt: a string, or the contents of a message list."""
+    if prompt is None:
+        return ""
+    if isinstance(prompt, str):
+        return prompt
+    parts = []
+    for message in prompt:
+        content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+        parts.append(content if isinstance(content, str) else "")
+    return "".join(parts)
+
+
+def measure(taskset: Any) -> PromptLengths:
+    """Measure every task of a built ``DrugprotTaskset`` (anything iterating tasks with ``.data``).
+
+    Raises:
+        ValueError: the taskset has no tasks.
+    """
+    best: PromptLengths | None = None
+    count = 0
+    for task in taskset:
+        count += 1
+        system, user = _text(task.data.system_prompt), _text(task.data.prompt)
+        nbytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
+        if best is None or nbytes > best.utf8_bytes:
+            best = PromptLengths(0, task.key, len(system), len(user), len(system) + len(user), nbytes)
+    if best is None:
+        raise ValueError("the taskset has no tasks")
+    return PromptLengths(count, best.key, best.system_chars, best.user_chars, best.chars, best.utf8_bytes)
+
+
+def build_taskset(**fields: Any) -> Any:
+    """A ``DrugprotTaskset`` from ``DrugprotConfig`` fields (the keys of a TOML ``[...env.taskset]``)."""
+    from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+
+    fields = {"id": "drugprot", **fields}
+    return DrugprotTaskset(DrugprotConfig.model_validate(fields))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-path", required=True, help="DrugProt jsonl/parquet file or TSV directory")
+    parser.add_argument("--split", default="train", choices=("train", "validation"))
+    parser.add_argument("--negatives", default="0", help='0, k per gold pair, or "all"')
+    parser.add_argument("--no-mark-entities", action="store_true")
+    parser.add_argument("--max-completion-tokens", type=int, default=2048)
+    args = parser.parse_args(argv)
+
+    negatives: int | str = args.negatives if args.negatives == "all" else int(args.negatives)
+    taskset = build_taskset(
+        split=args.split,
+        data_path=args.data_path,
+        negatives=negatives,
+        mark_entities=not args.no_mark_entities,
+    )
+    m = measure(taskset)
+    print(
+        f"tasks: {m.tasks} (split={args.split}, negatives={args.negatives}, "
+        f"mark_entities={not args.no_mark_entities}) from {args.data_path}"
+    )
+    print(
+        f"longest prompt: {m.key}: system {m.system_chars:,} + user {m.user_chars:,} = {m.chars:,} chars, "
+        f"{m.utf8_bytes:,} UTF-8 bytes"
+    )
+    print(
+        f"token bound: {m.utf8_bytes:,} + {TEMPLATE_OVERHEAD_TOKENS} (chat template) = {m.token_bound:,} "
+        "tokens (<= 1 token per UTF-8 byte)"
+    )
+    print(
+        f"seq_len needed with {args.max_completion_tokens:,} completion tokens: "
+        f"{m.required_seq_len(args.max_completion_tokens):,}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,684 @@
+"""The prime-rl configs in ``configs/``: they parse, keep the seed recipe, and avoid the mistakes prime-rl's
+own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit).
+
+Every RL config names how it is launched on a ``# Usage: uv run rl @ a.toml @ b.toml`` line; the tests
+merge that chain the way prime-rl's ``@`` files merge (tables deep-merged, everything else replaced) and
+check the result. The ``prime-rl`` tests at the bottom run only where ``prime_rl.configs`` imports
+(``scripts/validate_prime_rl.sh`` sets that up); in CI they skip.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+
+from .conftest import FIXTURE_JSONL
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+README = CONFIGS / "README.md"
+VALIDATE_SCRIPT = ROOT / "scripts" / "validate_prime_rl.sh"
+BASE = "configs/drugprot.toml"
+
+
+def _load_script(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is created
+    spec.loader.exec_module(module)
+    return module
+
+
+prompt_lengths = _load_script("prompt_lengths")
+
+PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+
+# Longest system + user prompt of the train-split tasks on the real 350-abstract sample
+# (`scripts/prompt_lengths.py --data-path drugprot-train350.jsonl`; 1,730 tasks, pair 23371303:T47:T62).
+REAL_SAMPLE_MAX_PROMPT_CHARS = 5717
+REAL_SAMPLE_MAX_PROMPT_BYTES = 5731
+
+# prime-rl's AFMoE (the implementation `impl = "auto"` picks for Trinity-Mini): the module-path components
+# LoRA can attach to. A plain target name matches any dotted component of a module path.
+AFMOE_LORA_TARGETS = {
+    "q_proj": "self_attn.q_proj, 32 layers",
+    "k_proj": "self_attn.k_proj, 32 layers",
+    "v_proj": "self_attn.v_proj, 32 layers",
+    "o_proj": "self_attn.o_proj, 32 layers",
+    "gate_proj": "self_attn.gate_proj (output gate), 32 layers; mlp.gate_proj of the 2 dense layers",
+    "up_proj": "mlp.up_proj of the 2 dense layers",
+    "down_proj": "mlp.down_proj of the 2 dense layers",
+    "experts": "mlp.experts, the 128 routed experts of the 30 MoE layers (grouped w1/w2/w3)",
+}
+# Also in the model but never to be targeted: the router gate, the shared expert (raw parameters), ...
+AFMOE_NOT_TARGETS = {"gate", "router", "shared_expert", "embed_tokens", "lm_head", "norm", "q_norm", "k_norm"}
+RECIPE_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"]
+NUM_ROUTED_EXPERTS = 128
+
+# Keys of a `default` renderer that the renderer itself reads; anything else goes to the chat template.
+RENDERER_KEYS = {"name", "reasoning_parser"}
+REASONING_PARSERS = {"think"}  # renderers.parsers.REASONING_PARSERS
+# A source's fields at 559b447 (train: TrainSourceConfig, eval: EvalSourceConfig).
+SOURCE_KEYS = {
+    "train": {"name", "env", "serve", "ratio", "sampling", "group_size", "algo", "curriculum"},
+    "eval": {"name", "env", "serve", "ratio", "sampling", "num_examples", "group_size", "interval"},
+}
+# Keys of older prime-rl releases, rejected or (nested in pass-through tables) ignored at 559b447.
+REMOVED_KEYS = {
+    "wandb": "[monitors.wandb]",
+    "inference_gpu_ids": "[deployment] num_infer_gpus",
+    "trainer_gpu_ids": "[deployment] num_train_gpus",
+    "clean_output_dir": "clean",
+    "orchestrator.rollouts_per_example": "orchestrator.group_size",
+    "orchestrator.sampling": "[orchestrator.train.sampling]",
+    "orchestrator.env": "[[orchestrator.train.source]]",
+    "orchestrator.train.env": "[[orchestrator.train.source]]",
+    "orchestrator.max_async_level": "orchestrator.max_off_policy_steps",
+    "inference.model": "[inference.vllm]",
+    "inference.parallel": "[inference.vllm] tensor_parallel_size / data_parallel_size",
+    "trainer.ckpt.weights": "the adapter in broadcasts/step_N/",
+}
+EVAL_SAMPLING_KEYS = ("temperature", "max_completion_tokens", "top_p", "top_k", "min_p")
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def owned(path: Path) -> bool:
+    """The prime-rl configs: every TOML in configs/ but the vf-eval ones (endpoints.toml, configs/eval/)."""
+    rel = path.relative_to(CONFIGS)
+    return rel != Path("endpoints.toml") and rel.parts[0] != "eval"
+
+
+ALL_TOMLS = sorted(CONFIGS.rglob("*.toml"))
+RUN_CONFIGS = [p for p in ALL_TOMLS if owned(p)]
+RUN_IDS = [str(p.relative_to(ROOT)) for p in RUN_CONFIGS]
+
+
+def usage_chain(path: Path) -> list[str]:
+    """The config files of the file's ``# Usage: uv run rl @ a.toml @ b.toml`` line, in order."""
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.startswith("# Usage: ")]
+    assert len(lines) == 1, f"{path}: needs exactly one '# Usage: uv run rl @ ...' line"
+    words = shlex.split(lines[0].removeprefix("# Usage: "))
+    assert words[:3] == ["uv", "run", "rl"], lines[0]
+    args = words[3:]
+    assert len(args) % 2 == 0 and args[::2] == ["@"] * (len(args) // 2), lines[0]
+    return args[1::2]
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Merge like prime-rl's ``@ a.toml @ b.toml``: tables merge recursively, any other value (lists of
+    tables included) replaces the earlier one."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for rel in usage_chain(path):
+        config = deep_merge(config, tomllib.loads((ROOT / rel).read_text(encoding="utf-8")))
+    return config
+
+
+def get(config: dict[str, Any], dotted: str, default: Any = None) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def sources(config: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(kind, label, source)`` for every train and eval source."""
+    out = []
+    for kind in ("train", "eval"):
+        for i, source in enumerate(get(config, f"orchestrator.{kind}.source", [])):
+            out.append((kind, f"orchestrator.{kind}.source[{i}] ({source.get('name')})", source))
+    return out
+
+
+def sampling(config: dict[str, Any], kind: str, source: dict[str, Any]) -> dict[str, Any]:
+    """A source's sampling as the orchestrator resolves it: the group-level table, then its own fields."""
+    return {**get(config, f"orchestrator.{kind}.sampling", {}), **source.get("sampling", {})}
+
+
+def seq_lens(config: dict[str, Any]) -> dict[str, int]:
+    """Trainer and orchestrator seq_len: a component's own value wins over the shared one (default 2048)."""
+    shared = config.get("seq_len", 2048)
+    return {
+        "trainer.model.seq_len": get(config, "trainer.model.seq_len", shared),
+        "orchestrator.seq_len": get(config, "orchestrator.seq_len", shared),
+    }
+
+
+def trainer_gpus(config: dict[str, Any]) -> int:
+    deployment = config.get("deployment", {})
+    if deployment.get("type") == "multi_node":
+        return deployment["num_train_nodes"] * deployment.get("gpus_per_node", 8)
+    return deployment.get("num_train_gpus", 1)
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+
+def problems(config: dict[str, Any], prompt_tokens: int) -> list[str]:
+    """What is wrong with a merged run config, in the ways prime-rl would accept silently.
+
+    Args:
+        config: the merged TOML tables of one run.
+        prompt_tokens: an upper bound on the longest prompt in tokens.
+    """
+    found = [
+        f"{key}: removed from prime-rl, use {new}" for key, new in REMOVED_KEYS.items() if get(config, key)
+    ]
+    found += source_problems(config)
+    found += length_problems(config, prompt_tokens)
+    found += lora_problems(config)
+    found += renderer_problems(config)
+    return found
+
+
+def source_problems(config: dict[str, Any]) -> list[str]:
+    """Batching, and each train/eval source: drugprot on the right split, local plain chat, sampling set."""
+    found = []
+    batch, group = get(config, "orchestrator.batch_size"), get(config, "orchestrator.group_size", 1)
+    if batch is None or batch % group:
+        found.append(f"orchestrator.batch_size {batch} is not a multiple of group_size {group}")
+    if not get(config, "orchestrator.train.source"):
+        found.append("no [[orchestrator.train.source]]")
+    if get(config, "orchestrator.eval") is not None and not get(config, "orchestrator.eval.source"):
+        found.append("[orchestrator.eval] without [[orchestrator.eval.source]]")
+    for kind, label, source in sources(config):
+        extra = set(source) - SOURCE_KEYS[kind]
+        if extra:
+            found.append(f"{label}: unknown keys {sorted(extra)}")
+        if batch is not None and batch % source.get("group_size", 1):
+            found.append(
+                f"{label}: batch_size {batch} is not a multiple of group_size {source['group_size']}"
+            )
+        expected = {
+            "env.taskset.id": "drugprot",
+            "env.taskset.split": "train" if kind == "train" else "validation",
+            "env.agent.harness.id": "null",
+        }
+        for key, value in expected.items():
+            if get(source, key) != value:
+                found.append(f"{label}: {key} is {get(source, key)!r}, not {value!r}")
+        runtime = get(source, "env.agent.runtime.type")
+        if runtime != "subprocess":
+            found.append(
+                f"{label}: env.agent.runtime.type is {runtime!r}, not 'subprocess' "
+                "(unset means remote Prime sandboxes)"
+            )
+        wanted = EVAL_SAMPLING_KEYS if kind == "eval" else ("temperature", "max_completion_tokens")
+        unset = [key for key in wanted if sampling(config, kind, source).get(key) is None]
+        if unset:
+            found.append(f"{label}: sampling {', '.join(unset)} unset (not inherited; server default)")
+    return found
+
+
+def length_problems(config: dict[str, Any], prompt_tokens: int) -> list[str]:
+    """seq_len must hold the longest prompt plus the longest completion; vLLM's context must hold seq_len."""
+    found = []
+    completion = max(
+        (
+            sampling(config, kind, source).get("max_completion_tokens") or 0
+            for kind, _, source in sources(config)
+        ),
+        default=0,
+    )
+    lens = seq_lens(config)
+    for key, value in lens.items():
+        if value < prompt_tokens + completion:
+            found.append(f"{key} {value} < {prompt_tokens} prompt + {completion} completion tokens")
+    max_model_len = get(config, "inference.vllm.max_model_len")
+    if max_model_len is None:
+        found.append("inference.vllm.max_model_len unset (the model's 131,072 context)")
+    elif max_model_len < max(lens.values()):
+        found.append(f"inference.vllm.max_model_len {max_model_len} < seq_len {max(lens.values())}")
+    return found
+
+
+def lora_problems(config: dict[str, Any]) -> list[str]:
+    """LoRA on AFMoE module names only, nothing trained that vLLM never sees, parallelism LoRA supports."""
+    lora = get(config, "trainer.model.lora")
+    if lora is None:
+        return ["trainer.model.lora unset"]
+    found = []
+    targets = lora.get("target_modules")
+    if targets is None:
+        found.append("trainer.model.lora.target_modules unset (prime-rl's default has non-AFMoE names)")
+    elif unknown := [t for t in targets if t not in AFMOE_LORA_TARGETS]:
+        found.append(f"trainer.model.lora.target_modules {unknown} are not AFMoE LoRA targets")
+    if lora.get("modules_to_save"):
+        found.append("trainer.model.lora.modules_to_save is never shipped to vLLM")
+    if get(config, "trainer.model.impl", "auto") not in ("auto", "custom"):
+        found.append("trainer.model.impl: the LoRA target names are those of prime-rl's own AFMoE")
+    if get(config, "inference.vllm.enable_expert_parallel"):
+        found.append("inference.vllm.enable_expert_parallel: vLLM's fused-MoE LoRA rejects EP")
+    if get(config, "weight_broadcast.type", "filesystem") != "filesystem":
+        found.append("weight_broadcast: LoRA needs the filesystem broadcast")
+    ep, gpus = get(config, "trainer.model.ep", "auto"), trainer_gpus(config)
+    if ep != "auto" and (NUM_ROUTED_EXPERTS % ep or gpus % ep):
+        found.append(f"trainer.model.ep {ep} must divide {NUM_ROUTED_EXPERTS} experts and {gpus} GPUs")
+    return found
+
+
+def renderer_problems(config: dict[str, Any]) -> list[str]:
+    """The default renderer (Trinity-Mini is not in the renderer map) with only keys it reads itself."""
+    found = []
+    renderer = get(config, "orchestrator.renderer", {})
+    if renderer.get("name") != "default":
+        found.append(f"orchestrator.renderer.name is {renderer.get('name')!r}: Trinity-Mini needs 'default'")
+    extra = set(renderer) - RENDERER_KEYS
+    if extra:
+        found.append(f"orchestrator.renderer: {sorted(extra)} would be passed to the chat template")
+    parser = renderer.get("reasoning_parser")
+    if parser not in REASONING_PARSERS:
+        found.append(f"orchestrator.renderer.reasoning_parser {parser!r} is not {REASONING_PARSERS}")
+    return found
+
+
+def prompt_token_bound() -> int:
+    return REAL_SAMPLE_MAX_PROMPT_BYTES + prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+
+
+# ---------------------------------------------------------------------------------------------- tests
+
+
+def test_every_toml_in_configs_parses() -> None:
+    assert ALL_TOMLS, "no TOML under configs/"
+    for path in ALL_TOMLS:
+        assert isinstance(tomllib.loads(path.read_text(encoding="utf-8")), dict), path
+
+
+def test_run_configs_are_the_documented_ones() -> None:
+    assert RUN_IDS == [BASE, "configs/rl/node8.toml", "configs/rl/slurm.toml", "configs/rl/smoke.toml"]
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_usage_line_names_the_base_then_the_file(path: Path) -> None:
+    chain = usage_chain(path)
+    own = str(path.relative_to(ROOT))
+    assert chain == ([BASE] if own == BASE else [BASE, own])
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_config_names_the_pinned_prime_rl_commit(path: Path) -> None:
+    assert f"prime-rl {PRIME_RL_COMMIT[:7]}" in path.read_text(encoding="utf-8")
+
+
+def test_pinned_commit_matches_script_and_readme() -> None:
+    script = VALIDATE_SCRIPT.read_text(encoding="utf-8")
+    assert re.findall(r"^PRIME_RL_COMMIT=(\w+)$", script, re.MULTILINE) == [PRIME_RL_COMMIT]
+    assert PRIME_RL_COMMIT in README.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_config_has_no_silent_problems(path: Path) -> None:
+    assert problems(load_run(path), prompt_token_bound()) == []
+
+
+# The seed recipe (trinity-mini notes, section 10), as the configs resolve it.
+RECIPE = {
+    "model.name": "arcee-ai/Trinity-Mini",
+    "max_steps": 100,
+    "seq_len": 10240,
+    "inference.vllm.max_model_len": 10240,
+    "ckpt.interval": 50,
+    "trainer.model.lora.rank": 16,
+    "trainer.model.lora.alpha": 64.0,
+    "trainer.model.lora.dropout": 0.0,
+    "trainer.model.lora.target_modules": RECIPE_TARGETS,
+    "trainer.model.lora.modules_to_save": [],
+    "trainer.optim.type": "adamw",
+    "trainer.optim.lr": 3e-6,
+    "orchestrator.batch_size": 128,
+    "orchestrator.group_size": 8,
+    "orchestrator.train.sampling.temperature": 0.7,
+    "orchestrator.train.sampling.max_completion_tokens": 2048,
+    "orchestrator.eval.interval": 25,
+    "orchestrator.eval.group_size": 2,
+    "orchestrator.eval.sampling.temperature": 0.7,
+    "orchestrator.eval.sampling.max_completion_tokens": 2048,
+    "orchestrator.renderer.name": "default",
+    "orchestrator.renderer.reasoning_parser": "think",
+    "deployment.type": None,
+    "deployment.num_infer_gpus": None,
+    "deployment.num_train_gpus": None,
+    "trainer.model.ep": None,
+    "monitors.wandb": None,
+}
+VARIANTS = {
+    BASE: {},
+    "configs/rl/node8.toml": {
+        "deployment.num_infer_gpus": 4,
+        "deployment.num_train_gpus": 4,
+        "trainer.model.ep": 4,
+    },
+    "configs/rl/slurm.toml": {
+        "deployment.type": "multi_node",
+        "deployment.num_train_nodes": 1,
+        "deployment.num_infer_nodes": 1,
+        "deployment.gpus_per_node": 8,
+        "slurm.job_name": "drugprot-trinity-mini",
+        "trainer.model.ep": 8,
+    },
+    "configs/rl/smoke.toml": {
+        "model.name": "Qwen/Qwen3-0.6B",
+        "max_steps": 10,
+        "orchestrator.batch_size": 32,
+        "orchestrator.train.sampling.max_completion_tokens": 1024,
+        "orchestrator.eval.interval": 5,
+        "orchestrator.eval.group_size": 1,
+        "orchestrator.eval.sampling.max_completion_tokens": 1024,
+    },
+}
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_config_values(path: Path) -> None:
+    config = load_run(path)
+    expected = {**RECIPE, **VARIANTS[str(path.relative_to(ROOT))]}
+    assert {key: get(config, key) for key in expected} == expected
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_env_sources(path: Path) -> None:
+    config = load_run(path)
+    tasksets = [(kind, source["name"], source["env"]["taskset"]) for kind, _, source in sources(config)]
+    assert tasksets == [
+        ("train", "drugprot", {"id": "drugprot", "split": "train", "shuffle": True, "seed": 0}),
+        (
+            "eval",
+            "drugprot-validation",
+            {"id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0},
+        ),
+    ]
+    agents = [source["env"]["agent"] for _, _, source in sources(config)]
+    assert agents == [{"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}] * 2
+
+
+def test_lora_targets_are_prime_rl_defaults_present_in_afmoe() -> None:
+    prime_rl_default = [
+        *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
+        *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
+    ]
+    assert [t for t in prime_rl_default if t in AFMOE_LORA_TARGETS] == RECIPE_TARGETS
+    assert not AFMOE_NOT_TARGETS & set(AFMOE_LORA_TARGETS)
+    assert all(re.fullmatch(r"\w+", t) for t in AFMOE_LORA_TARGETS)  # plain names: no regex matching
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_tasksets_accept_the_fields_and_build(path: Path) -> None:
+    config = load_run(path)
+    for _, label, source in sources(config):
+        fields = DrugprotConfig.model_validate(source["env"]["taskset"])
+        taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
+        m = prompt_lengths.measure(taskset)
+        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == (27, "90000002:T3:T4", 2445, 2445), label
+        assert min(seq_lens(config).values()) >= m.required_seq_len(2048)
+
+
+def test_taskset_config_rejects_unknown_fields() -> None:
+    with pytest.raises(ValidationError, match="splitt"):
+        DrugprotConfig.model_validate({"id": "drugprot", "splitt": "train"})
+
+
+def test_prompt_bound_on_the_fixture() -> None:
+    m = prompt_lengths.measure(prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL)))
+    assert (m.tasks, m.system_chars, m.user_chars, m.token_bound, m.required_seq_len(2048)) == (
+        27,
+        1619,
+        826,
+        2573,
+        4621,
+    )
+
+
+def test_real_sample_bound() -> None:
+    assert (REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound(), prompt_token_bound() + 2048) == (
+        5731,
+        5859,
+        7907,
+    )
+
+
+def test_readme_quotes_the_measured_numbers() -> None:
+    text = README.read_text(encoding="utf-8")
+    numbers = (REAL_SAMPLE_MAX_PROMPT_CHARS, REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound())
+    for quoted in (*(f"{n:,}" for n in numbers), f"{prompt_token_bound() + 2048:,}", "10,240"):
+        assert quoted in text, quoted
+    assert "scripts/prompt_lengths.py --data-path" in text
+
+
+# Each silent pitfall: a change to the base config, and the problems our check reports for it.
+def _drop_train_runtime(c: dict[str, Any]) -> None:
+    del c["orchestrator"]["train"]["source"][0]["env"]["agent"]["runtime"]
+
+
+def _drop_eval_sampling(c: dict[str, Any]) -> None:
+    del c["orchestrator"]["eval"]["sampling"]
+
+
+def _short_seq_len(c: dict[str, Any]) -> None:
+    c["seq_len"] = 4096
+
+
+def _short_max_model_len(c: dict[str, Any]) -> None:
+    c["inference"]["vllm"]["max_model_len"] = 8192
+
+
+def _router_target(c: dict[str, Any]) -> None:
+    c["trainer"]["model"]["lora"]["target_modules"] = ["q_proj", "gate"]
+
+
+def _renderer_typo(c: dict[str, Any]) -> None:
+    c["orchestrator"]["renderer"]["reasoning_parsr"] = "think"
+
+
+def _bogus_reasoning_parser(c: dict[str, Any]) -> None:
+    c["orchestrator"]["renderer"]["reasoning_parser"] = "deepseek_r1"
+
+
+PITFALLS = {
+    "missing_runtime": (
+        _drop_train_runtime,
+        [
+            "orchestrator.train.source[0] (drugprot): env.agent.runtime.type is None, not 'subprocess' "
+            "(unset means remote Prime sandboxes)"
+        ],
+    ),
+    "eval_sampling_not_inherited": (
+        _drop_eval_sampling,
+        [
+            "orchestrator.eval.source[0] (drugprot-validation): sampling temperature, max_completion_tokens, "
+            "top_p, top_k, min_p unset (not inherited; server default)"
+        ],
+    ),
+    "seq_len_below_prompt_plus_completion": (
+        _short_seq_len,
+        [  # the shared seq_len reaches both components
+            "trainer.model.seq_len 4096 < 5859 prompt + 2048 completion tokens",
+            "orchestrator.seq_len 4096 < 5859 prompt + 2048 completion tokens",
+        ],
+    ),
+    "max_model_len_below_seq_len": (
+        _short_max_model_len,
+        ["inference.vllm.max_model_len 8192 < seq_len 10240"],
+    ),
+    "unchecked_lora_target": (
+        _router_target,
+        ["trainer.model.lora.target_modules ['gate'] are not AFMoE LoRA targets"],
+    ),
+    "renderer_key_to_chat_template": (
+        _renderer_typo,
+        ["orchestrator.renderer: ['reasoning_parsr'] would be passed to the chat template"],
+    ),
+    "bogus_reasoning_parser": (
+        _bogus_reasoning_parser,
+        ["orchestrator.renderer.reasoning_parser 'deepseek_r1' is not {'think'}"],
+    ),
+}
+
+
+def pitfall_config(name: str) -> dict[str, Any]:
+    config = load_run(ROOT / BASE)
+    PITFALLS[name][0](config)
+    return config
+
+
+@pytest.mark.parametrize("name", PITFALLS)
+def test_pitfall_is_caught(name: str) -> None:
+    assert problems(pitfall_config(name), prompt_token_bound()) == PITFALLS[name][1]
+
+
+# ---------------------------------------------------------------------------------------------- prime-rl
+
+
+@pytest.fixture(scope="module")
+def rl_config() -> Any:
+    """prime-rl's RLConfig (skips where prime-rl's config package is not installed, as in CI)."""
+    return pytest.importorskip("prime_rl.configs.rl").RLConfig
+
+
+def rl_cli(rl_config: Any, path: Path, *flags: str) -> Any:
+    from pydantic_config import cli
+
+    args = [arg for rel in usage_chain(path) for arg in ("@", str(ROOT / rel))]
+    return cli(rl_config, args=[*args, *flags])
+
+
+# What prime-rl resolves per config: GPU split, vLLM data parallelism, trainer data-parallel workers, EP.
+RESOLVED = {
+    BASE: ("single_node", 1, 1, 1, 1, "auto"),
+    "configs/rl/node8.toml": ("single_node", 4, 4, 4, 4, 4),
+    "configs/rl/slurm.toml": ("multi_node", None, None, 8, 8, 8),
+    "configs/rl/smoke.toml": ("single_node", 1, 1, 1, 1, "auto"),
+}
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
+    from drugprot.taskset import DrugprotEnvConfig
+
+    cfg = rl_cli(rl_config, path)
+    rel = str(path.relative_to(ROOT))
+    d = cfg.deployment
+    assert (
+        d.type,
+        getattr(d, "num_infer_gpus", None),
+        getattr(d, "num_train_gpus", None),
+        cfg.inference.vllm.data_parallel_size,
+        cfg.orchestrator.num_train_workers,
+        cfg.trainer.model.ep,
+    ) == RESOLVED[rel]
+    expected_model = "Qwen/Qwen3-0.6B" if rel.endswith("smoke.toml") else "arcee-ai/Trinity-Mini"
+    assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (
+        expected_model,
+    ) * 3
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (
+        10240,
+    ) * 3
+    lora = cfg.trainer.model.lora
+    assert (lora.rank, lora.alpha, lora.dropout, lora.target_modules, lora.modules_to_save) == (
+        16,
+        64.0,
+        0.0,
+        RECIPE_TARGETS,
+        [],
+    )
+    assert (
+        cfg.orchestrator.model.lora.name,
+        cfg.inference.vllm.enable_lora,
+        cfg.inference.vllm.max_lora_rank,
+    ) == (
+        "r16-a64.0",
+        True,
+        16,
+    )
+    assert (cfg.trainer.weight_broadcast.type, cfg.inference.vllm.enable_expert_parallel) == (
+        "filesystem",
+        False,
+    )
+    assert (cfg.orchestrator.renderer.name, cfg.orchestrator.renderer.reasoning_parser) == (
+        "default",
+        "think",
+    )
+    assert cfg.orchestrator.renderer.model_extra == {}
+    for source in [*cfg.orchestrator.train.source, *cfg.orchestrator.eval.source]:
+        assert isinstance(source.env, DrugprotEnvConfig) and isinstance(source.env.taskset, DrugprotConfig)
+        assert (source.env.agent.harness.id, source.env.agent.runtime.type) == ("null", "subprocess")
+    [train] = cfg.orchestrator.train.source
+    [evaluation] = cfg.orchestrator.eval.source
+    assert (train.env.taskset.split, evaluation.env.taskset.split, evaluation.env.taskset.num_tasks) == (
+        "train",
+        "validation",
+        100,
+    )
+    tokens = 1024 if rel.endswith("smoke.toml") else 2048
+    assert (train.sampling.temperature, train.sampling.max_completion_tokens) == (0.7, tokens)
+    s = evaluation.sampling
+    assert (s.temperature, s.max_completion_tokens, s.top_p, s.top_k, s.min_p) == (0.7, tokens, 1.0, -1, 0.0)
+
+
+def test_prime_rl_wandb_flag(rl_config: Any) -> None:
+    cfg = rl_cli(rl_config, ROOT / BASE, "--monitors.wandb.project", "drugprot")
+    assert (cfg.trainer.monitors.wandb.project, cfg.orchestrator.monitors.wandb.project) == ("drugprot",) * 2
+
+
+def _runtime_from_drugprot_seat(c: Any) -> bool:
+    """A missing runtime resolves from drugprot's own pinned seat (``DrugprotEnvConfig``); verifiers' generic
+    agent default, which any other env id or an edited seat falls back to, is a remote Prime sandbox."""
+    import verifiers.v1 as vf
+
+    resolved = c.orchestrator.train.source[0].env.agent.runtime.type
+    return (resolved, vf.AgentConfig().runtime.type) == ("subprocess", "prime")
+
+
+# What prime-rl makes of each pitfall: it validates, and resolves to the silent behaviour.
+SILENT = {
+    "missing_runtime": _runtime_from_drugprot_seat,
+    "eval_sampling_not_inherited": lambda c: (
+        (
+            c.orchestrator.eval.source[0].sampling.temperature,
+            c.orchestrator.eval.source[0].sampling.max_completion_tokens,
+        )
+        == (None, None)
+    ),
+    "seq_len_below_prompt_plus_completion": lambda c: (
+        (c.trainer.model.seq_len, c.orchestrator.seq_len) == (4096, 4096)
+    ),
+    "max_model_len_below_seq_len": lambda c: (
+        (c.inference.vllm.max_model_len, c.trainer.model.seq_len) == (8192, 10240)
+    ),
+    "unchecked_lora_target": lambda c: c.trainer.model.lora.target_modules == ["q_proj", "gate"],
+    "renderer_key_to_chat_template": lambda c: (
+        c.orchestrator.renderer.model_extra == {"reasoning_parsr": "think"}
+    ),
+    "bogus_reasoning_parser": lambda c: c.orchestrator.renderer.reasoning_parser == "deepseek_r1",
+}
+
+
+@pytest.mark.parametrize("name", PITFALLS)
+def test_prime_rl_lets_the_pitfall_through(rl_config: Any, name: str) -> None:
+    assert SILENT.keys() == PITFALLS.keys()
+    assert SILENT[name](rl_config.model_validate(pitfall_config(name)))
