@@ -1,0 +1,28 @@
+"""Using a prime-rl LoRA adapter of Trinity-Mini (AFMoE) outside prime-rl.
+
+prime-rl writes its adapter in a form PEFT cannot load as is (``experts`` in ``target_modules``, per-expert
+keys, no ``base_model.model.`` prefix). This package offers two ways to use it:
+
+- ``merge.merge_adapter``: fold ``W += (alpha/r) B A`` into the base checkpoint, shard by shard. The result
+  is a plain checkpoint any runtime serves (``drugprot adapter merge``).
+- ``peft_loading.load_model_with_adapter``: rewrite the adapter for the installed transformers/PEFT, load
+  it with PEFT, and check every LoRA module really took effect.
+
+``layout`` (no torch) reads adapter configs, keys and safetensors headers; ``cli`` and ``predict`` are the
+``drugprot adapter`` and ``drugprot predict`` commands. Importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+from drugprot.errors import DrugprotError
+
+
+class AdapterError(DrugprotError, ValueError):
+    """An adapter or base checkpoint that cannot be used as asked: the message names the key or file."""
+
+
+class AdapterNotAppliedError(AdapterError):
+    """PEFT loaded the adapter but (some of) it has no effect on the model: it would have failed silently."""
+
+
+__all__ = ["AdapterError", "AdapterNotAppliedError"]
