@@ -1,0 +1,1 @@
+"""The SYNTHETIC sample set of the offline demo (see README.md here); not DrugProt data."""
