@@ -20,7 +20,7 @@ _LAZY = {
     "load_environment": "drugprot.legacy",
 }
 
-__all__ = ["DrugprotTaskset", "DrugprotEnv"]
+__all__ = ["DrugprotTaskset", "DrugprotEnv", "load_environment"]
 
 
 def __getattr__(name: str) -> Any:

@@ -51,11 +51,9 @@ from drugprot.metrics import (
     write_predictions_tsv,
 )
 from drugprot.schema import Document
-from drugprot.scoring import SCORING_ERROR, score_reply
+from drugprot.scoring import INFO_KEY, SCORING_ERROR, score_reply
 from drugprot.tasks import parse_negatives
 
-INFO_KEY = "drugprot"
-"""Key of the prediction record in ``trace.info`` (v1) and in a legacy row's ``info``."""
 INVALID = "INVALID"
 """Confusion-matrix column of rollouts without a valid answer."""
 ROLLOUT_ERROR = "rollout_error"

@@ -12,6 +12,8 @@ from drugprot.labels import by_letter
 from drugprot.parsing import ParsedReply, parse_reply
 
 SCORING_ERROR = "scoring_error"
+INFO_KEY = "drugprot"
+"""Where both adapters store ``Score.as_info()`` (v1 ``trace.info``, v0 ``state['info']``) for the report."""
 
 
 @dataclass(frozen=True, slots=True)

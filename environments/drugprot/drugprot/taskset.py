@@ -12,11 +12,8 @@ from typing import Literal
 import verifiers.v1 as vf
 
 from drugprot.questions import Question, TaskOptions, load_questions
-from drugprot.scoring import DEFAULT_WEIGHTS, Score, Weights, score_reply
+from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, Score, Weights, score_reply
 from drugprot.tasks import Negatives
-
-INFO_KEY = "drugprot"
-"""``trace.info[INFO_KEY]`` holds the prediction record ``drugprot report`` reads."""
 
 
 class DrugprotData(vf.TaskData):
