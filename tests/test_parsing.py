@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 import verifiers.v1 as vf
+from verifiers.v1.graph import MessageNode
+from verifiers.v1.types import AssistantMessage, UserMessage
+
 from drugprot import parsing
 from drugprot.scoring import score_reply
 from drugprot.taskset import INFO_KEY, DrugprotConfig, DrugprotData, DrugprotTask, DrugprotTaskset
-from verifiers.v1.graph import MessageNode
-from verifiers.v1.types import AssistantMessage, UserMessage
 
 GOLD = ["INHIBITOR", "SUBSTRATE"]  # a multi-label pair: E and K are both correct
 T = "<think>The text says the chemical inhibits the enzyme.</think>"

@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 
 from drugprot.errors import DrugprotDataError, DrugprotHubError
 from drugprot.labels import RELATION_NAMES
-from drugprot.schema import ENTITY_TYPES, Document, Entity, Relation
+from drugprot.schema import CHEMICAL_TYPES, ENTITY_TYPES, GENE_TYPES, Document, Entity, Relation
 
 HUB_DATASET = "OpenMed/drugprot-parquet"
 SPLITS = ("train", "validation")
@@ -203,7 +203,7 @@ def document_from_row(
     Raises:
         DrugprotDataError: naming ``source``, the pmid and the offending field.
     """
-    if not isinstance(row, Mapping):
+    if type(row) is not dict and not isinstance(row, Mapping):
         raise DrugprotDataError(f"a row must be an object, got {type(row).__name__}", source=source)
     pmid = str(_require(row, "pmid", (str, int), source, None))
     text = _require(row, "text", str, source, pmid)
@@ -211,7 +211,27 @@ def document_from_row(
     abstract = row.get("abstract") or ""
     entities: dict[str, Entity] = {}
     raw_entities = _require(row, "entities", (list, tuple), source, pmid)
+    text_len = len(text)
     for i, raw in enumerate(raw_entities):
+        # Fast path for a well-formed plain dict (what every loader produces): the same checks as the
+        # checked path below, without building error context. Anything it does not accept goes through the
+        # checked path, which accepts the same rows and raises the same errors.
+        if type(raw) is dict:
+            ent_id, ent_type, ent_text = raw.get("id"), raw.get("type"), raw.get("text")
+            start, end = raw.get("start"), raw.get("end")
+            if (
+                type(ent_id) is str
+                and type(ent_type) is str
+                and type(ent_text) is str
+                and type(start) is int
+                and type(end) is int
+                and ent_type in ENTITY_TYPES
+                and 0 <= start < end <= text_len
+                and text[start:end] == ent_text
+                and ent_id not in entities
+            ):
+                entities[ent_id] = Entity(ent_id, ent_type, ent_text, start, end)
+                continue
         where = f"entities[{i}]."
         if not isinstance(raw, Mapping):
             raise DrugprotDataError(
@@ -234,6 +254,20 @@ def document_from_row(
     seen: set[Relation] = set()
     raw_relations = _require(row, "relations", (list, tuple), source, pmid)
     for i, raw in enumerate(raw_relations):
+        if type(raw) is dict:  # fast path, as for entities
+            rel_type, arg1, arg2 = raw.get("type"), raw.get("arg1"), raw.get("arg2")
+            if type(rel_type) is str and type(arg1) is str and type(arg2) is str and rel_type in _RELATION_TYPES:
+                chem, gene = entities.get(arg1), entities.get(arg2)
+                if chem is not None and gene is not None and chem.type in CHEMICAL_TYPES and gene.type in GENE_TYPES:
+                    rel = Relation(rel_type, arg1, arg2)
+                    if rel in seen:
+                        if stats is not None:
+                            stats.duplicate_relations += 1
+                            stats.duplicates.append(f"{pmid}:{rel.type}:{rel.arg1}:{rel.arg2}")
+                        continue
+                    seen.add(rel)
+                    relations.append(rel)
+                    continue
         where = f"relations[{i}]."
         if not isinstance(raw, Mapping):
             raise DrugprotDataError(

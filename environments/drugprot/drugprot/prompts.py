@@ -45,20 +45,19 @@ def marked_text(task: PairTask) -> str:
     opening tags at the same position, so nested mentions stay well nested.
     """
     text = task.document.text
-    inserts = [
-        (task.chemical.start, 1, CHEMICAL_TAGS[0]),
-        (task.chemical.end, 0, CHEMICAL_TAGS[1]),
-        (task.gene.start, 1, GENE_TAGS[0]),
-        (task.gene.end, 0, GENE_TAGS[1]),
-    ]
-    # Sort by position; at one position close (0) before open (1); of two opens, the longer mention first.
-    span_len = {
-        CHEMICAL_TAGS[0]: task.chemical.end - task.chemical.start,
-        GENE_TAGS[0]: task.gene.end - task.gene.start,
-    }
-    inserts.sort(key=lambda item: (item[0], item[1], -span_len.get(item[2], 0)))
+    chem, gene = task.chemical, task.gene
+    # Sort by position; at one position close (0) before open (1); of two opens, the longer mention first;
+    # remaining ties keep this listing order (the 4th item). Plain tuples sort without a key function.
+    inserts = sorted(
+        (
+            (chem.start, 1, chem.start - chem.end, 0, CHEMICAL_TAGS[0]),
+            (chem.end, 0, 0, 1, CHEMICAL_TAGS[1]),
+            (gene.start, 1, gene.start - gene.end, 2, GENE_TAGS[0]),
+            (gene.end, 0, 0, 3, GENE_TAGS[1]),
+        )
+    )
     parts, last = [], 0
-    for pos, _, tag in inserts:
+    for pos, _, _, _, tag in inserts:
         parts.append(text[last:pos])
         parts.append(tag)
         last = pos

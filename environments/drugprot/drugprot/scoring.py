@@ -59,13 +59,14 @@ def score_parsed(
 ) -> Score:
     """Score an already-parsed reply against the pair's gold label names."""
     label = by_letter(with_no_relation)[parsed.letter].name if parsed.letter is not None else None
+    format_reason = parsed.format_reason  # a property: computed once, not twice
     return Score(
         accuracy=1.0 if label is not None and label in gold_labels else 0.0,
-        format=1.0 if parsed.format_ok else 0.0,
+        format=1.0 if format_reason is None else 0.0,
         letter=parsed.letter,
         label=label,
         invalid_reason=parsed.invalid_reason,
-        format_reason=parsed.format_reason,
+        format_reason=format_reason,
     )
 
 

@@ -1,0 +1,1 @@
+"""Performance benchmarks of the drugprot environment; see bench/README.md."""
