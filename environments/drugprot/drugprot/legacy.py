@@ -292,18 +292,11 @@ def load_environment(
     defaults = inspect.signature(load_environment).parameters
     vf = _legacy_verifiers({k: v for k, v in given.items() if v != defaults[k].default})
     negatives = parse_negatives(negatives)
-    weights = Weights(accuracy=accuracy_weight, format=format_weight)
-
     def options(for_split: str) -> TaskOptions:
-        return TaskOptions(
-            split=for_split,
-            data_path=data_path,
-            num_tasks=num_tasks,
-            shuffle=shuffle,
-            seed=seed,
-            negatives=negatives,
-            mark_entities=mark_entities,
-            weights=weights,
+        return TaskOptions.from_knobs(
+            split=for_split, data_path=data_path, num_tasks=num_tasks, shuffle=shuffle, seed=seed,
+            negatives=negatives, mark_entities=mark_entities,
+            accuracy_weight=accuracy_weight, format_weight=format_weight,
         )
 
     eval_options = options(split)
@@ -313,5 +306,5 @@ def load_environment(
         eval_dataset=_builder(eval_options),
         system_prompt=system_prompt(eval_options.with_no_relation),
         parser=parser,
-        rubric=make_rubric(parser, weights),
+        rubric=make_rubric(parser, eval_options.weights),
     )

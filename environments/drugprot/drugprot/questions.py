@@ -36,6 +36,32 @@ class TaskOptions:
     def with_no_relation(self) -> bool:
         return parse_negatives(self.negatives) != 0
 
+    @classmethod
+    def from_knobs(
+        cls,
+        *,
+        split: str,
+        data_path: str | None,
+        num_tasks: int | None,
+        shuffle: bool,
+        seed: int,
+        negatives: Negatives,
+        mark_entities: bool,
+        accuracy_weight: float,
+        format_weight: float,
+    ) -> TaskOptions:
+        """Options from the flat knobs both adapters expose (v1 ``DrugprotConfig``, v0 ``load_environment``)."""
+        return cls(
+            split=split,
+            data_path=data_path,
+            num_tasks=num_tasks,
+            shuffle=shuffle,
+            seed=seed,
+            negatives=negatives,
+            mark_entities=mark_entities,
+            weights=Weights(accuracy=accuracy_weight, format=format_weight),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Question:

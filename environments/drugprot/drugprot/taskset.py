@@ -7,13 +7,20 @@ harness (plain chat) in a ``subprocess`` runtime, so ``vf-eval drugprot`` needs 
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import verifiers.v1 as vf
 
 from drugprot.questions import Question, TaskOptions, load_questions
-from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, Score, Weights, score_reply
+from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, Score, score_reply
 from drugprot.tasks import Negatives
+
+
+@functools.lru_cache(maxsize=4096)
+def _score_once(content: str | None, reasoning: str | None, labels: tuple[str, ...], with_nr: bool) -> Score:
+    """``score_reply`` memoised: the accuracy, format and answered signals of one trace share one parse."""
+    return score_reply(content, reasoning, labels, with_no_relation=with_nr)
 
 
 class DrugprotData(vf.TaskData):
@@ -43,11 +50,11 @@ class DrugprotTask(vf.Task[DrugprotData]):
     def _score(self, trace: vf.Trace) -> Score:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
-        score = score_reply(
+        score = _score_once(
             message.content if message else None,
             message.reasoning_content if message else None,
-            self.data.labels,
-            with_no_relation=self.data.with_no_relation,
+            tuple(self.data.labels),
+            self.data.with_no_relation,
         )
         trace.info[INFO_KEY] = score.as_info()
         return score
@@ -101,7 +108,7 @@ class DrugprotConfig(vf.TasksetConfig):
     """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
 
     def options(self) -> TaskOptions:
-        return TaskOptions(
+        return TaskOptions.from_knobs(
             split=self.split,
             data_path=self.data_path,
             num_tasks=self.num_tasks,
@@ -109,7 +116,8 @@ class DrugprotConfig(vf.TasksetConfig):
             seed=self.seed,
             negatives=self.negatives,
             mark_entities=self.mark_entities,
-            weights=Weights(accuracy=self.accuracy_weight, format=self.format_weight),
+            accuracy_weight=self.accuracy_weight,
+            format_weight=self.format_weight,
         )
 
 
