@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from drugprot._gc import gc_paused
 from drugprot.errors import DrugprotDataError, DrugprotHubError
 from drugprot.labels import RELATION_NAMES
 from drugprot.schema import CHEMICAL_TYPES, ENTITY_TYPES, GENE_TYPES, Document, Entity, Relation
@@ -38,6 +39,8 @@ SPLITS = ("train", "validation")
 TSV_SPLIT_PREFIXES = {"train": ("training", "train"), "validation": ("development", "dev", "validation")}
 _RELATION_TYPES = frozenset(RELATION_NAMES)
 _HUB_TIMEOUT_S = 5.0
+# ``NamedTuple._make`` is ``tuple.__new__`` (C); calling the class goes through a generated Python __new__.
+_make_entity, _make_relation = Entity._make, Relation._make
 
 
 @dataclass
@@ -80,13 +83,16 @@ def load_documents(
     stats = stats if stats is not None else LoadStats()
     if data_path is None:
         rows, source = _hub_rows(split, path_hint), f"hub:{HUB_DATASET}[{split}]"
-        return _documents(rows, source, stats)
+        with gc_paused():
+            return _documents(rows, source, stats)
     path = Path(data_path).expanduser()
     if path.is_dir():
-        return _tsv_documents(path, split, stats)
+        with gc_paused():
+            return _tsv_documents(path, split, stats)
     if not path.is_file():
         raise DrugprotDataError(f"no such file or directory: {path}", source=str(path), field="data_path")
-    return _documents(_file_rows(path), str(path), stats)
+    with gc_paused():
+        return _documents(_file_rows(path), str(path), stats)
 
 
 # ---------------------------------------------------------------------------------------------- sources
@@ -230,7 +236,7 @@ def document_from_row(
                 and text[start:end] == ent_text
                 and ent_id not in entities
             ):
-                entities[ent_id] = Entity(ent_id, ent_type, ent_text, start, end)
+                entities[ent_id] = _make_entity((ent_id, ent_type, ent_text, start, end))
                 continue
         where = f"entities[{i}]."
         if not isinstance(raw, Mapping):
@@ -259,7 +265,7 @@ def document_from_row(
             if type(rel_type) is str and type(arg1) is str and type(arg2) is str and rel_type in _RELATION_TYPES:
                 chem, gene = entities.get(arg1), entities.get(arg2)
                 if chem is not None and gene is not None and chem.type in CHEMICAL_TYPES and gene.type in GENE_TYPES:
-                    rel = Relation(rel_type, arg1, arg2)
+                    rel = _make_relation((rel_type, arg1, arg2))
                     if rel in seen:
                         if stats is not None:
                             stats.duplicate_relations += 1

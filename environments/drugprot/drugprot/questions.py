@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from drugprot._gc import gc_paused
 from drugprot.data import LoadStats, load_documents
 from drugprot.labels import letter_of
 from drugprot.prompts import system_prompt, user_prompt
@@ -124,4 +125,5 @@ def load_questions(
     documents = load_documents(options.split, options.data_path, stats=stats, path_hint=path_hint)
     tasks = select_tasks(build_tasks(documents, negatives=negatives, seed=options.seed), options)
     with_nr = negatives != 0
-    return [question_for(t, mark_entities=options.mark_entities, with_no_relation=with_nr) for t in tasks]
+    with gc_paused():  # see drugprot._gc
+        return [question_for(t, mark_entities=options.mark_entities, with_no_relation=with_nr) for t in tasks]

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from drugprot._gc import gc_paused
 from drugprot.labels import NO_RELATION, RELATION_NAMES
 from drugprot.schema import Document, Entity
 
@@ -65,6 +66,11 @@ def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed
     """
     negatives = parse_negatives(negatives)
     documents = list(documents)
+    with gc_paused():  # see drugprot._gc
+        return _build_tasks(documents, negatives, seed)
+
+
+def _build_tasks(documents: list[Document], negatives: Negatives, seed: int) -> list[PairTask]:
     tasks: list[PairTask] = []
     negative_map: dict[str, Sequence[tuple[str, str]]] = {}
     if negatives != 0:

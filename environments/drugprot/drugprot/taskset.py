@@ -12,6 +12,7 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
+from drugprot._gc import gc_paused
 from drugprot.questions import Question, TaskOptions, load_questions
 from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, Score, score_reply
 from drugprot.tasks import Negatives
@@ -149,7 +150,8 @@ class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
     def load(self) -> list[DrugprotTask]:
         questions = load_questions(self.config.options(), path_hint="--env.taskset.data-path")
         task_config = self.task_config()
-        return [DrugprotTask(task_data(q), task_config) for q in questions]
+        with gc_paused():  # see drugprot._gc
+            return [DrugprotTask(task_data(q), task_config) for q in questions]
 
 
 class DrugprotEnvConfig(vf.SingleAgentEnvConfig):
