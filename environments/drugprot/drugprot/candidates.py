@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
@@ -206,6 +207,9 @@ def sentence_index(spans: list[Span], offset: int) -> int:
 _AFTER_ANY_END = float("inf")  # (offset, inf) sorts after every span starting at or before offset
 
 
+_POSITION = operator.attrgetter("start", "end", "id")
+
+
 def _overlap(a: Entity, b: Entity) -> bool:
     return a.start < b.end and b.start < a.end
 
@@ -229,23 +233,22 @@ def candidate_pairs(doc: Document, *, overlapping: bool = True) -> list[Pair]:
         then the gene mention's ``(start, end, id)``: deterministic and independent of entity order.
     """
     spans = document_sentences(doc)
-    by_sentence: dict[int, tuple[list[Entity], list[Entity]]] = {}
-    for entity in doc.entities:
-        is_chemical = entity.type in CHEMICAL_TYPES
-        if is_chemical or entity.type in GENE_TYPES:
-            chems, genes = by_sentence.setdefault(sentence_index(spans, entity.start), ([], []))
-            (chems if is_chemical else genes).append(entity)
-
-    def key(e: Entity) -> tuple[int, int, str]:
-        return (e.start, e.end, e.id)
-
-    pairs: dict[tuple[tuple[int, int, str], tuple[int, int, str]], Pair] = {}
-    for chems, genes in by_sentence.values():
-        for chem in chems:
-            for gene in genes:
-                if overlapping or not _overlap(chem, gene):
-                    pairs.setdefault((key(chem), key(gene)), (chem.id, gene.id))
-    return list(dict.fromkeys(pairs[k] for k in sorted(pairs)))
+    chems: list[tuple[int, Entity]] = []
+    genes_by_sentence: dict[int, list[Entity]] = {}
+    # In (start, end, id) order, so pairs come out sorted without sorting them: a sentence's mentions start
+    # after every mention of an earlier sentence.
+    for entity in sorted(doc.entities, key=_POSITION):
+        if entity.type in CHEMICAL_TYPES:
+            chems.append((sentence_index(spans, entity.start), entity))
+        elif entity.type in GENE_TYPES:
+            genes_by_sentence.setdefault(sentence_index(spans, entity.start), []).append(entity)
+    pairs = [
+        (chem.id, gene.id)
+        for sentence, chem in chems
+        for gene in genes_by_sentence.get(sentence, ())
+        if overlapping or not _overlap(chem, gene)
+    ]
+    return list(dict.fromkeys(pairs))  # distinct even for a hand-built document with repeated ids
 
 
 def gold_pairs(doc: Document) -> set[Pair]:
