@@ -17,7 +17,8 @@ from contextlib import contextmanager
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Disable the cyclic garbage collector for the block; restore its previous state afterwards."""
+    """Disable the cyclic garbage collector for the block (or, as ``@gc_paused()``, for each call of the
+    decorated function); restore its previous state afterwards."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -195,6 +195,9 @@ def document_sentences(doc: Document) -> list[Span]:
 # Candidate pairs
 # --------------------------------------------------------------------------------------------------
 
+_AFTER_ANY_END = float("inf")  # (offset, inf) sorts after every span starting at or before offset
+
+
 def sentence_index(spans: list[Span], offset: int) -> int:
     """Index of the sentence containing ``offset``: the last span starting at or before it.
 
@@ -202,9 +205,6 @@ def sentence_index(spans: list[Span], offset: int) -> int:
     first sentence belongs to sentence 0. Returns -1 only when ``spans`` is empty.
     """
     return max(bisect.bisect_right(spans, (offset, _AFTER_ANY_END)) - 1, 0) if spans else -1
-
-
-_AFTER_ANY_END = float("inf")  # (offset, inf) sorts after every span starting at or before offset
 
 
 _POSITION = operator.attrgetter("start", "end", "id")

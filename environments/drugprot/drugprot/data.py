@@ -83,16 +83,13 @@ def load_documents(
     stats = stats if stats is not None else LoadStats()
     if data_path is None:
         rows, source = _hub_rows(split, path_hint), f"hub:{HUB_DATASET}[{split}]"
-        with gc_paused():
-            return _documents(rows, source, stats)
+        return _documents(rows, source, stats)
     path = Path(data_path).expanduser()
     if path.is_dir():
-        with gc_paused():
-            return _tsv_documents(path, split, stats)
+        return _tsv_documents(path, split, stats)
     if not path.is_file():
         raise DrugprotDataError(f"no such file or directory: {path}", source=str(path), field="data_path")
-    with gc_paused():
-        return _documents(_file_rows(path), str(path), stats)
+    return _documents(_file_rows(path), str(path), stats)
 
 
 # ---------------------------------------------------------------------------------------------- sources
@@ -130,6 +127,7 @@ def _hub_rows(split: str, path_hint: str) -> Iterable[Mapping[str, Any]]:
         raise DrugprotHubError(f"{help_text} ({type(exc).__name__}: {exc})") from exc
 
 
+@gc_paused()  # bulk build of acyclic records: see drugprot._gc
 def _file_rows(path: Path) -> Iterable[Mapping[str, Any]]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
@@ -165,6 +163,7 @@ def _jsonl_rows(path: Path) -> Iterable[Mapping[str, Any]]:
 # -------------------------------------------------------------------------------------------- validation
 
 
+@gc_paused()  # bulk build of acyclic records: see drugprot._gc
 def _documents(rows: Iterable[Mapping[str, Any]], source: str, stats: LoadStats) -> list[Document]:
     documents: list[Document] = []
     seen: set[str] = set()
@@ -412,6 +411,7 @@ def _tsv_lines(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
             yield line_no, cells
 
 
+@gc_paused()  # bulk build of acyclic records: see drugprot._gc
 def _tsv_documents(directory: Path, split: str, stats: LoadStats) -> list[Document]:
     abstracts_path, entities_path, relations_path = _tsv_file_set(directory, split)
     rows: dict[str, dict[str, Any]] = {}

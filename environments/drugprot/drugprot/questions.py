@@ -125,5 +125,5 @@ def load_questions(
     documents = load_documents(options.split, options.data_path, stats=stats, path_hint=path_hint)
     tasks = select_tasks(build_tasks(documents, negatives=negatives, seed=options.seed), options)
     with_nr = negatives != 0
-    with gc_paused():  # see drugprot._gc
+    with gc_paused():  # see drugprot._gc (not around load_documents: the hub download stays collected)
         return [question_for(t, mark_entities=options.mark_entities, with_no_relation=with_nr) for t in tasks]

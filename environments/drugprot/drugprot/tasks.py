@@ -51,6 +51,7 @@ def positive_pairs(document: Document) -> dict[tuple[str, str], tuple[str, ...]]
     return {pair: tuple(sorted(types, key=_LABEL_ORDER.__getitem__)) for pair, types in pairs.items()}
 
 
+@gc_paused()  # see drugprot._gc
 def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed: int = 0) -> list[PairTask]:
     """All tasks of a split, in document order, each document's gold pairs first (in listed order).
 
@@ -66,11 +67,6 @@ def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed
     """
     negatives = parse_negatives(negatives)
     documents = list(documents)
-    with gc_paused():  # see drugprot._gc
-        return _build_tasks(documents, negatives, seed)
-
-
-def _build_tasks(documents: list[Document], negatives: Negatives, seed: int) -> list[PairTask]:
     tasks: list[PairTask] = []
     negative_map: dict[str, Sequence[tuple[str, str]]] = {}
     if negatives != 0:
