@@ -259,31 +259,25 @@ def document_from_row(
     seen: set[Relation] = set()
     raw_relations = _require(row, "relations", (list, tuple), source, pmid)
     for i, raw in enumerate(raw_relations):
-        if type(raw) is dict:  # fast path, as for entities
+        rel: Relation | None = None
+        if type(raw) is dict:  # fast path, as for entities; duplicates are handled below for both paths
             rel_type, arg1, arg2 = raw.get("type"), raw.get("arg1"), raw.get("arg2")
             if type(rel_type) is str and type(arg1) is str and type(arg2) is str and rel_type in _RELATION_TYPES:
                 chem, gene = entities.get(arg1), entities.get(arg2)
                 if chem is not None and gene is not None and chem.type in CHEMICAL_TYPES and gene.type in GENE_TYPES:
                     rel = _make_relation((rel_type, arg1, arg2))
-                    if rel in seen:
-                        if stats is not None:
-                            stats.duplicate_relations += 1
-                            stats.duplicates.append(f"{pmid}:{rel.type}:{rel.arg1}:{rel.arg2}")
-                        continue
-                    seen.add(rel)
-                    relations.append(rel)
-                    continue
-        where = f"relations[{i}]."
-        if not isinstance(raw, Mapping):
-            raise DrugprotDataError(
-                "a relation must be an object", source=source, pmid=pmid, field=f"relations[{i}]"
+        if rel is None:
+            where = f"relations[{i}]."
+            if not isinstance(raw, Mapping):
+                raise DrugprotDataError(
+                    "a relation must be an object", source=source, pmid=pmid, field=f"relations[{i}]"
+                )
+            rel = Relation(
+                type=_require(raw, "type", str, source, pmid, where),
+                arg1=_require(raw, "arg1", str, source, pmid, where),
+                arg2=_require(raw, "arg2", str, source, pmid, where),
             )
-        rel = Relation(
-            type=_require(raw, "type", str, source, pmid, where),
-            arg1=_require(raw, "arg1", str, source, pmid, where),
-            arg2=_require(raw, "arg2", str, source, pmid, where),
-        )
-        _check_relation(rel, entities, source, pmid, where)
+            _check_relation(rel, entities, source, pmid, where)
         if rel in seen:
             if stats is not None:
                 stats.duplicate_relations += 1
