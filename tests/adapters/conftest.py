@@ -67,9 +67,7 @@ PRIME_RL_TARGET_MODULES = [
     "up_proj",
     "v_proj",
 ]
-PROBE_IDS = [
-    [5, 17, 250, 3, 99, 42, 7, 128, 64, 200, 11, 31, 77, 150, 2, 180, 90, 33, 240, 1, 60, 120, 9, 45]
-]
+PROBE_IDS = [[5, 17, 250, 3, 99, 42, 7, 128, 64, 200, 11, 31, 77, 150, 2, 180, 90, 33, 240, 1, 60, 120, 9, 45]]
 _EXPERT = re.compile(r"^(?P<experts>.+\.experts)\.(?P<index>\d+)\.(?P<proj>gate|up|down)_proj$")
 
 
@@ -159,9 +157,7 @@ def write_adapter(
     return write_config(directory, r=r, alpha=alpha, target_modules=target_modules)
 
 
-def write_config(
-    directory: Path, *, r: int = R, alpha: float = ALPHA, target_modules: list[str] | None = None
-) -> Path:
+def write_config(directory: Path, *, r: int = R, alpha: float = ALPHA, target_modules: list[str] | None = None) -> Path:
     """prime-rl's ``save_lora_config`` output (its keys, in its order)."""
     config = {
         "peft_type": "LORA",
@@ -257,9 +253,7 @@ def heavy() -> dict[str, Any]:
     """torch, transformers (with AFMoE), peft and safetensors, or skip."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    pytest.importorskip(
-        "transformers.models.afmoe", reason="this transformers has no native AFMoE (needs >= 5.0)"
-    )
+    pytest.importorskip("transformers.models.afmoe", reason="this transformers has no native AFMoE (needs >= 5.0)")
     peft = pytest.importorskip("peft")
     pytest.importorskip("safetensors")
     return {"torch": torch, "transformers": transformers, "peft": peft}

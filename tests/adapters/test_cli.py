@@ -60,9 +60,7 @@ def test_inspect_reports_an_unreadable_adapter(tmp_path: Path, capsys: pytest.Ca
     assert err.startswith(f"error: {tmp_path / 'adapter_config.json'}: no adapter config")
 
 
-def test_inspect_checks_against_the_base(
-    base_dir: Path, prime_rl_adapter: Path, capsys: pytest.CaptureFixture
-) -> None:
+def test_inspect_checks_against_the_base(base_dir: Path, prime_rl_adapter: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["adapter", "inspect", "--adapter", str(prime_rl_adapter), "--base", str(base_dir)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"base check:     all 50 modules match {base_dir} (shapes agree)"
@@ -102,7 +100,9 @@ def test_merge_command(
     model = AutoModelForCausalLM.from_pretrained(str(out), dtype="float32").eval()
     assert float((kit.logits(model) - reference_logits).abs().max()) <= 5e-5
     assert main(args) == 1  # out is not empty now
-    assert "is not empty; pass --overwrite" in capsys.readouterr().err
+    assert f"error: --out {out} is not empty (an earlier merge); pass --overwrite to replace it\n" in (
+        capsys.readouterr().err
+    )
 
 
 def test_merge_command_refuses_a_mismatched_adapter(
@@ -115,18 +115,11 @@ def test_merge_command_refuses_a_mismatched_adapter(
     bad = dict(lora_tensors)
     bad["model.layers.1.self_attn.k_proj.lora_B.weight"] = kit.torch.ones(17, kit.R)
     adapter = kit.write_adapter(tmp_path / "bad", bad)
-    code = main(
-        ["adapter", "merge", "--base", str(base_dir), "--adapter", str(adapter), "--out", str(tmp_path / "o")]
-    )
+    code = main(["adapter", "merge", "--base", str(base_dir), "--adapter", str(adapter), "--out", str(tmp_path / "o")])
     assert code == 1
     err = capsys.readouterr().err
-    assert (
-        "'model.layers.1.self_attn.k_proj.lora_B.weight' @ 'model.layers.1.self_attn.k_proj.lora_A.weight'"
-        in err
-    )
-    assert (
-        "give shape [17, 32] but base weight model.layers.1.self_attn.k_proj.weight has shape [16, 32]" in err
-    )
+    assert "'model.layers.1.self_attn.k_proj.lora_B.weight' @ 'model.layers.1.self_attn.k_proj.lora_A.weight'" in err
+    assert "give shape [17, 32] but base weight model.layers.1.self_attn.k_proj.weight has shape [16, 32]" in err
     assert not (tmp_path / "o").exists()
 
 

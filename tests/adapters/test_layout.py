@@ -74,15 +74,13 @@ def test_rslora_scale_is_alpha_over_sqrt_r(tmp_path: Path) -> None:
     [
         ({"peft_type": "IA3"}, "peft_type is 'IA3'"),
         ({"r": 0}, "field 'r' must be a positive integer, got 0"),
-        ({"lora_alpha": None}, "field 'lora_alpha' must be a positive number, got None"),
+        ({"lora_alpha": None}, "field 'lora_alpha' must be a positive finite number, got None"),
         ({"use_dora": True}, "field 'use_dora' is set"),
         ({"rank_pattern": {"q_proj": 8}}, "field 'rank_pattern' is non-empty"),
         ({"modules_to_save": ["lm_head"]}, "field 'modules_to_save' is ['lm_head']"),
     ],
 )
-def test_unsupported_configs_are_refused_naming_the_field(
-    tmp_path: Path, changes: dict, message: str
-) -> None:
+def test_unsupported_configs_are_refused_naming_the_field(tmp_path: Path, changes: dict, message: str) -> None:
     with pytest.raises(AdapterError, match=message.replace("[", r"\[").replace("]", r"\]")):
         read_adapter_config(write_config(tmp_path, **changes))
 
@@ -232,9 +230,7 @@ def test_plan_maps_per_expert_lora_onto_a_fused_base() -> None:
 
 
 def test_plan_refuses_a_module_that_matches_nothing_naming_its_key() -> None:
-    modules = _modules(
-        {"model.layers.2.self_attn.q_proj": (32, 32), "model.layers.9.self_attn.q_proj": (32, 32)}
-    )
+    modules = _modules({"model.layers.2.self_attn.q_proj": (32, 32), "model.layers.9.self_attn.q_proj": (32, 32)})
     with pytest.raises(AdapterError) as info:
         plan_merge(modules, PER_EXPERT_BASE, source="adapter.safetensors")
     assert str(info.value) == (
@@ -257,16 +253,12 @@ def test_plan_refuses_a_shape_mismatch_naming_the_keys() -> None:
 
 
 def test_plan_counts_further_problems() -> None:
-    modules = _modules(
-        {"model.layers.7.self_attn.q_proj": (32, 32), "model.layers.8.self_attn.q_proj": (32, 32)}
-    )
+    modules = _modules({"model.layers.7.self_attn.q_proj": (32, 32), "model.layers.8.self_attn.q_proj": (32, 32)})
     with pytest.raises(AdapterError, match=r"\(and 1 more problems\)"):
         plan_merge(modules, PER_EXPERT_BASE)
 
 
-def test_base_weight_map_from_index_and_shapes_from_shard_headers(
-    tmp_path: Path, fake_safetensors: Any
-) -> None:
+def test_base_weight_map_from_index_and_shapes_from_shard_headers(tmp_path: Path, fake_safetensors: Any) -> None:
     fake_safetensors(tmp_path / "model-00001-of-00002.safetensors", {"a.weight": ("BF16", (2, 3))})
     fake_safetensors(tmp_path / "model-00002-of-00002.safetensors", {"b.weight": ("BF16", (3,))})
     index = {

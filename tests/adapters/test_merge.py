@@ -9,6 +9,10 @@ within 1e-6 of the reference weights.
 from __future__ import annotations
 
 import json
+import shutil
+import struct
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -31,9 +35,7 @@ def _load_tensors(directory: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def merged(
-    base_dir: Path, prime_rl_adapter: Path, tmp_path_factory: pytest.TempPathFactory
-) -> SimpleNamespace:
+def merged(base_dir: Path, prime_rl_adapter: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     out = tmp_path_factory.mktemp("merged")
     lines: list[str] = []
     report = merge_adapter(base_dir, prime_rl_adapter, out, overwrite=True, log=lines.append)
@@ -82,9 +84,7 @@ def test_only_adapted_tensors_change_and_dtypes_are_kept(
 ) -> None:
     base, out = _load_tensors(base_dir), _load_tensors(merged.out)
     assert sorted(base) == sorted(out)
-    adapted = {
-        k.removesuffix(".lora_A.weight") + ".weight" for k in lora_tensors if k.endswith("lora_A.weight")
-    }
+    adapted = {k.removesuffix(".lora_A.weight") + ".weight" for k in lora_tensors if k.endswith("lora_A.weight")}
     for key, before in base.items():
         assert out[key].dtype == before.dtype, key
         if key in adapted:
@@ -206,9 +206,7 @@ def test_key_matching_nothing_is_refused_naming_the_key(
     base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
 ) -> None:
     bad = dict(lora_tensors)
-    bad["model.layers.0.mlp.experts.0.gate_proj.lora_A.weight"] = kit.torch.ones(
-        kit.R, 32
-    )  # layer 0 is dense
+    bad["model.layers.0.mlp.experts.0.gate_proj.lora_A.weight"] = kit.torch.ones(kit.R, 32)  # layer 0 is dense
     bad["model.layers.0.mlp.experts.0.gate_proj.lora_B.weight"] = kit.torch.ones(16, kit.R)
     adapter = kit.write_adapter(tmp_path / "bad", bad)
     with pytest.raises(
@@ -227,12 +225,241 @@ def test_rank_differing_from_the_config_is_refused(
         merge_adapter(base_dir, adapter, tmp_path / "out")
 
 
-def test_non_empty_output_and_base_as_output_are_refused(
+# --- Failures: nothing is written outside --out, and --out holds the old merge or the whole new one. ---
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` -> its bytes (None for a directory): the file system state to compare."""
+    return {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def base_copy(base_dir: Path, tmp_path: Path) -> Path:
+    """The tiny sharded base, copied so that a test may tamper with it (and check nothing else changed)."""
+    return Path(shutil.copytree(base_dir, tmp_path / "base"))
+
+
+VICTIM = "model-00001-of-00005.safetensors"
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("../x.safetensors", "has a directory part"),
+        ("sub/x.safetensors", "has a directory part"),
+        ("../base/" + VICTIM, "has a directory part"),  # from --out, the base's own shard
+        ("BASE/" + VICTIM, "is an absolute path"),  # the base's own shard, by absolute path
+    ],
+)
+def test_crafted_shard_names_in_the_index_are_refused_before_anything_is_written(
+    base_copy: Path, prime_rl_adapter: Path, tmp_path: Path, name: str, reason: str
+) -> None:
+    name = name.replace("BASE", str(base_copy))
+    # Each crafted name points at a real copy of the shard, so a merge that followed it would succeed.
+    (base_copy / "sub").mkdir()
+    shutil.copyfile(base_copy / VICTIM, base_copy / "sub" / "x.safetensors")
+    shutil.copyfile(base_copy / VICTIM, tmp_path / "x.safetensors")
+    index_path = base_copy / "model.safetensors.index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    index["weight_map"] = {k: name if v == VICTIM else v for k, v in index["weight_map"].items()}
+    index_path.write_text(json.dumps(index), encoding="utf-8")
+    first_key = next(k for k, v in index["weight_map"].items() if v == name)
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError) as info:
+        merge_adapter(base_copy, prime_rl_adapter, tmp_path / "out")
+    assert str(info.value) == (
+        f"{index_path}: weight_map[{first_key!r}] names the file {name!r}, which {reason}; a shard must be a "
+        "plain file name in the base directory (like 'model-00001-of-00002.safetensors'). Fix the index or "
+        "download the checkpoint again"
+    )
+    assert tree(tmp_path) == before  # no out, no staging directory, every byte of the base unchanged
+
+
+def test_a_targeted_base_tensor_of_a_non_float_dtype_is_refused_before_anything_is_written(
+    base_dir: Path, prime_rl_adapter: Path, kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    from safetensors.torch import save_file
+
+    base = tmp_path / "int_base"
+    base.mkdir()
+    tensors = _load_tensors(base_dir)
+    tensors["model.layers.1.self_attn.v_proj.weight"] = tensors["model.layers.1.self_attn.v_proj.weight"].to(
+        kit.torch.int32
+    )
+    save_file(tensors, str(base / "model.safetensors"), metadata={"format": "pt"})
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError) as info:
+        merge_adapter(base, prime_rl_adapter, tmp_path / "out")
+    assert str(info.value) == (
+        f"{prime_rl_adapter / 'adapter_model.safetensors'}: base weight model.layers.1.self_attn.v_proj.weight "
+        "of adapter tensor 'model.layers.1.self_attn.v_proj.lora_A.weight' has dtype I32; a LoRA delta can "
+        "only be added to F32, BF16, F16, F64 weights (dequantize the base first); nothing was written"
+    )
+    assert tree(tmp_path) == before
+
+
+def test_nan_lora_alpha_is_refused_before_anything_is_written(
+    base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    adapter = kit.write_adapter(tmp_path / "nan", lora_tensors, alpha=float("nan"))  # json.dumps writes NaN
+    assert '"lora_alpha": NaN' in (adapter / "adapter_config.json").read_text(encoding="utf-8")
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError) as info:
+        merge_adapter(base_dir, adapter, tmp_path / "out")
+    assert str(info.value) == (
+        f"{adapter / 'adapter_config.json'}: the adapter config is not valid JSON (NaN is not a JSON number)"
+    )
+    assert tree(tmp_path) == before
+
+
+def test_nan_in_the_adapter_weights_is_refused_before_anything_is_written(
+    base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    bad = dict(lora_tensors)
+    key = "model.layers.2.mlp.experts.3.up_proj.lora_B.weight"
+    bad[key] = bad[key].clone()
+    bad[key][5, 1] = float("nan")
+    adapter = kit.write_adapter(tmp_path / "nan_values", bad)
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError) as info:
+        merge_adapter(base_dir, adapter, tmp_path / "out")
+    assert str(info.value) == f"{adapter / 'adapter_model.safetensors'}: tensor {key!r} holds NaN or infinite values"
+    assert tree(tmp_path) == before
+
+
+def test_truncated_shard_data_is_refused_before_anything_is_written(
+    base_copy: Path, prime_rl_adapter: Path, tmp_path: Path
+) -> None:
+    shard = base_copy / "model-00005-of-00005.safetensors"
+    raw = shard.read_bytes()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + length])
+    last = max((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][1])
+    end = header[last]["data_offsets"][1]
+    shard.write_bytes(raw[:-4])  # e.g. an interrupted download
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError) as info:
+        merge_adapter(base_copy, prime_rl_adapter, tmp_path / "out")
+    assert str(info.value) == (
+        f"{shard}: tensor {last!r} ends at byte {end} of the data but the file holds only {end - 4}; the file "
+        "is truncated, copy or download it again"
+    )
+    assert tree(tmp_path) == before
+
+
+def test_non_utf8_adapter_config_is_refused(base_dir: Path, prime_rl_adapter: Path, tmp_path: Path) -> None:
+    adapter = Path(shutil.copytree(prime_rl_adapter, tmp_path / "latin1"))
+    text = (adapter / "adapter_config.json").read_text(encoding="utf-8")
+    raw = text.replace("arcee-ai/Trinity-Mini", "Trinity-Mini caf\u00e9").encode("latin-1")
+    (adapter / "adapter_config.json").write_bytes(raw)
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError) as info:
+        merge_adapter(base_dir, adapter, tmp_path / "out")
+    assert str(info.value) == (
+        f"{adapter / 'adapter_config.json'}: the adapter config is not UTF-8 text (byte {raw.index(0xE9)}); "
+        "re-save it as UTF-8"
+    )
+    assert tree(tmp_path) == before
+
+
+@pytest.fixture
+def earlier_merge(base_dir: Path, prime_rl_adapter: Path, tmp_path: Path) -> Path:
+    """A complete merge in ``tmp_path/out``, as a user would have from an earlier run."""
+    out = tmp_path / "out"
+    merge_adapter(base_dir, prime_rl_adapter, out)
+    assert (out / MERGE_RECORD).is_file()
+    return out
+
+
+def test_overwrite_with_a_merge_that_fails_its_checks_keeps_the_earlier_merge(
+    earlier_merge: Path, base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    bad = dict(lora_tensors)
+    bad["model.layers.0.self_attn.q_proj.lora_B.weight"] = kit.torch.ones(31, kit.R)
+    adapter = kit.write_adapter(tmp_path / "bad", bad)
+    before = tree(tmp_path)
+    with pytest.raises(AdapterError, match=r"give shape \[31, 32\]"):
+        merge_adapter(base_dir, adapter, earlier_merge, overwrite=True)
+    assert tree(tmp_path) == before
+
+
+def test_overwrite_interrupted_while_writing_keeps_the_earlier_merge_and_leaves_nothing_half_written(
+    earlier_merge: Path, base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    adapter = kit.write_adapter(tmp_path / "other", lora_tensors, alpha=8.0)  # would change every shard
+    before = tree(tmp_path)
+    written: list[str] = []
+
+    def interrupt_after_two_shards(line: str) -> None:
+        written.append(line)
+        if len(written) == 2:
+            raise KeyboardInterrupt  # Ctrl-C with two new shards on disk
+
+    with pytest.raises(KeyboardInterrupt):
+        merge_adapter(base_dir, adapter, earlier_merge, overwrite=True, log=interrupt_after_two_shards)
+    assert len(written) == 2
+    assert tree(tmp_path) == before
+
+
+def test_overwrite_on_a_full_disk_keeps_the_earlier_merge(
+    earlier_merge: Path, base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    """A real write failure: the merge runs with a 20 kB file size limit (EFBIG, as on a full disk)."""
+    adapter = kit.write_adapter(tmp_path / "other", lora_tensors, alpha=8.0)
+    before = tree(tmp_path)
+    code = (
+        "import resource, signal, sys\n"
+        "from drugprot.cli import main\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    args = ["adapter", "merge", "--base", str(base_dir), "--adapter", str(adapter), "--out", str(earlier_merge)]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args, "--overwrite", "--quiet"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.startswith("error: writing the merged checkpoint failed (")
+    assert done.stderr.endswith(f"); --out {earlier_merge} was left as it was\n")
+    assert tree(tmp_path) == before
+
+
+def test_overwrite_replaces_an_earlier_merge_as_a_whole(
+    earlier_merge: Path, base_dir: Path, lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    (earlier_merge / "model-00001-of-00009.safetensors").write_bytes(b"a shard of an older layout")
+    adapter = kit.write_adapter(tmp_path / "other", lora_tensors, alpha=8.0)
+    merge_adapter(base_dir, adapter, tmp_path / "fresh")
+    merge_adapter(base_dir, adapter, earlier_merge, overwrite=True)
+    assert tree(earlier_merge) == tree(tmp_path / "fresh")  # the stale shard is gone with the old merge
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh", "other", "out"]  # nothing hidden left
+
+
+def test_a_non_empty_directory_that_is_not_a_merge_is_refused_even_with_overwrite(
     base_dir: Path, prime_rl_adapter: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("x")
-    with pytest.raises(AdapterError, match="is not empty; pass --overwrite"):
-        merge_adapter(base_dir, prime_rl_adapter, tmp_path / "out")
+    before = tree(tmp_path)
+    for overwrite in (False, True):
+        with pytest.raises(AdapterError) as info:
+            merge_adapter(base_dir, prime_rl_adapter, tmp_path / "out", overwrite=overwrite)
+        assert str(info.value) == (
+            f"--out {tmp_path / 'out'} is not empty and holds no {MERGE_RECORD}, so it is not an earlier merge; "
+            "--overwrite only replaces an earlier merge. Choose a new or empty directory"
+        )
+    assert tree(tmp_path) == before
+
+
+def test_base_adapter_or_a_directory_containing_them_is_refused_as_out(
+    base_copy: Path, prime_rl_adapter: Path, tmp_path: Path
+) -> None:
+    before = tree(tmp_path)
     with pytest.raises(AdapterError, match="is the base directory"):
-        merge_adapter(base_dir, prime_rl_adapter, base_dir, overwrite=True)
+        merge_adapter(base_copy, prime_rl_adapter, base_copy, overwrite=True)
+    with pytest.raises(AdapterError, match=f"^--out {tmp_path} contains the base directory; write the merged"):
+        merge_adapter(base_copy, prime_rl_adapter, tmp_path, overwrite=True)
+    with pytest.raises(AdapterError, match="is the adapter directory"):
+        merge_adapter(base_copy, prime_rl_adapter, prime_rl_adapter, overwrite=True)
+    assert tree(tmp_path) == before

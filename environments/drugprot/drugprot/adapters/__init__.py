@@ -14,7 +14,14 @@ keys, no ``base_model.model.`` prefix). This package offers two ways to use it:
 
 from __future__ import annotations
 
+import importlib.util
+
 from drugprot.errors import DrugprotError
+
+ADAPTERS_EXTRA = ("torch", "transformers", "peft", "safetensors")
+"""What ``drugprot[adapters]`` installs, by import name."""
+INSTALL_ADAPTERS_EXTRA = "uv pip install -e 'environments/drugprot[adapters]'"
+"""The install command that works: drugprot is not on PyPI (run it from the repository root)."""
 
 
 class AdapterError(DrugprotError, ValueError):
@@ -25,4 +32,29 @@ class AdapterNotAppliedError(AdapterError):
     """PEFT loaded the adapter but (some of) it has no effect on the model: it would have failed silently."""
 
 
-__all__ = ["AdapterError", "AdapterNotAppliedError"]
+class MissingExtraError(AdapterError):
+    """A command needs the ``adapters`` extra and some of its packages are not installed."""
+
+
+def require_adapters_extra(command: str, modules: tuple[str, ...] = ADAPTERS_EXTRA) -> None:
+    """Check ``modules`` can be imported, without importing them.
+
+    Raises:
+        MissingExtraError: one line naming ``command``, the missing packages and the install command.
+    """
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingExtraError(
+            f"{command} needs the adapters extra ({', '.join(missing)} not installed); from the drugprot "
+            f"repository root run: {INSTALL_ADAPTERS_EXTRA}"
+        )
+
+
+__all__ = [
+    "ADAPTERS_EXTRA",
+    "INSTALL_ADAPTERS_EXTRA",
+    "AdapterError",
+    "AdapterNotAppliedError",
+    "MissingExtraError",
+    "require_adapters_extra",
+]

@@ -1,7 +1,8 @@
 """``drugprot adapter merge|inspect``: fold a prime-rl LoRA adapter into its base model, or describe it.
 
-``merge`` needs torch + safetensors (``pip install 'drugprot[adapters]'``); ``inspect`` reads only JSON and
-safetensors headers, so it runs anywhere.
+``merge`` needs torch + safetensors (the ``adapters`` extra: ``uv pip install -e
+'environments/drugprot[adapters]'`` from the repository root); ``inspect`` reads only JSON and safetensors
+headers, so it runs anywhere.
 """
 
 from __future__ import annotations
@@ -14,18 +15,14 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from drugprot.adapters import AdapterError
+from drugprot.adapters import AdapterError, require_adapters_extra
 from drugprot.adapters.layout import (
     PEFT_PREFIX,
-    adapter_weights_path,
     base_tensor_infos,
     base_weight_map,
-    check_ranks,
-    collect_lora_modules,
     kind_counts,
     plan_merge,
-    read_adapter_config,
-    read_safetensors_header,
+    read_adapter,
 )
 
 TRINITY_MINI_PRIME_RL_MODULES = 11_686
@@ -117,9 +114,7 @@ class AdapterDescription:
                 f"{TRINITY_MINI_PRIME_RL_MODULES:,} modules; this adapter has {self.modules:,}"
             )
         if self.base is not None:
-            lines.append(
-                f"base check:     all {self.matched_in_base} modules match {self.base} (shapes agree)"
-            )
+            lines.append(f"base check:     all {self.matched_in_base} modules match {self.base} (shapes agree)")
         return "\n".join(lines)
 
 
@@ -129,11 +124,8 @@ def describe_adapter(adapter_dir: Path, base_dir: Path | None = None) -> Adapter
     Raises:
         AdapterError: unreadable adapter, or (with ``base_dir``) a module that does not fit the base.
     """
-    settings = read_adapter_config(adapter_dir)
-    weights = adapter_weights_path(adapter_dir)
-    header = read_safetensors_header(weights)
-    modules = collect_lora_modules(header, source=str(weights))
-    check_ranks(modules, settings, source=str(weights))
+    adapter = read_adapter(adapter_dir)
+    settings, weights, header, modules = adapter.settings, adapter.weights, adapter.header, adapter.modules
     layer_of = {m.name: int(found.group(1)) for m in modules if (found := _LAYER.search(m.name))}
     per_layer = Counter(layer_of[m.name] for m in modules if m.kind == "routed_expert" and m.name in layer_of)
     matched = None
@@ -183,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
             info = describe_adapter(args.adapter, args.base)
             print(json.dumps(asdict(info), indent=2) if args.json else info.text())
             return 0
+        require_adapters_extra("drugprot adapter merge", ("torch", "safetensors"))
         from drugprot.adapters.merge import merge_adapter
 
         log = None if args.quiet else print
