@@ -15,6 +15,7 @@ from drugprot.adapters.layout import (
     TensorInfo,
     base_tensor_infos,
     base_weight_map,
+    checkpoint_file_name,
     collect_lora_modules,
     kind_counts,
     module_kind,
@@ -281,3 +282,170 @@ def test_base_without_safetensors_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pytorch_model.bin").write_bytes(b"")
     with pytest.raises(AdapterError, match="no model.safetensors.index.json or model.safetensors"):
         base_weight_map(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"lora_alpha": "16"}, "field 'lora_alpha' must be a positive finite number, got '16'"),
+        ({"r": 4.0}, "field 'r' must be a positive integer, got 4.0"),
+        ({"r": True}, "field 'r' must be a positive integer, got True"),
+        ({"peft_type": 3}, "peft_type is 3; only LORA adapters are supported"),
+        ({"use_rslora": "yes"}, "field 'use_rslora' must be true or false, got 'yes'"),
+        ({"use_dora": 1}, "field 'use_dora' must be true or false, got 1"),
+        ({"rank_pattern": ["q_proj"]}, "field 'rank_pattern' must be an object, got ['q_proj']"),
+        ({"target_modules": 7}, "field 'target_modules' must be a string or a list of strings, got 7"),
+        ({"target_modules": ["q_proj", None]}, "field 'target_modules' must be a string or a list of strings"),
+        ({"base_model_name_or_path": 5}, "field 'base_model_name_or_path' must be a string, got 5"),
+        ({"lora_alpha": 1e308, "r": 1, "use_rslora": True}, None),  # finite: accepted
+    ],
+)
+def test_config_fields_of_the_wrong_type_are_refused_naming_the_field(
+    tmp_path: Path, changes: dict, message: str | None
+) -> None:
+    directory = write_config(tmp_path, **changes)
+    if message is None:
+        assert read_adapter_config(directory).scale == 1e308
+        return
+    with pytest.raises(AdapterError) as info:
+        read_adapter_config(directory)
+    assert str(info.value).startswith(f"{directory / 'adapter_config.json'}: {message}")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"r": 4, "lora_alpha": Infinity}', "the adapter config is not valid JSON (Infinity is not a JSON number)"),
+        (b'{"r": 4, "lora_alpha": -Infinity}', "the adapter config is not valid JSON (-Infinity is not a JSON number)"),
+        (b'{"r": 4, "lora_alpha": 1e309}', "field 'lora_alpha' must be a positive finite number, got inf"),
+        (b'{"r": 4, "lora_alpha": 16, "x": "\xff"}', "the adapter config is not UTF-8 text (byte 33); re-save it"),
+        (b'{"r": 4,', "the adapter config is not valid JSON (Expecting property name enclosed in double quotes"),
+        (b"[4, 16]", "expected a JSON object, got list"),
+    ],
+)
+def test_malformed_config_files_are_refused_naming_the_file(tmp_path: Path, raw: bytes, message: str) -> None:
+    (tmp_path / "adapter_config.json").write_bytes(raw)
+    with pytest.raises(AdapterError) as info:
+        read_adapter_config(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / 'adapter_config.json'}: {message}")
+
+
+def _safetensors(header: object, data: bytes = b"") -> bytes:
+    raw = json.dumps(header).encode()
+    return struct.pack("<Q", len(raw)) + raw + data
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x05\x00", "truncated safetensors file (no header length)"),
+        (_safetensors([1, 2]), "safetensors header is a JSON list, not an object"),
+        (struct.pack("<Q", 2) + b"\xff\xfe", "safetensors header is not UTF-8 JSON"),
+        (_safetensors({"__metadata__": {"format": 1}}), "safetensors '__metadata__' must map strings to strings"),
+        (_safetensors({"w": "F32"}), "header entry of tensor 'w' is not an object"),
+        (_safetensors({"w": {"shape": [2], "data_offsets": [0, 8]}}), "tensor 'w' has no dtype name (got None)"),
+        (
+            _safetensors({"w": {"dtype": "F32", "shape": [2, -1], "data_offsets": [0, 8]}}),
+            "tensor 'w' has shape [2, -1]; expected a list of non-negative ints",
+        ),
+        (
+            _safetensors({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, bytes(8)),
+            "tensor 'w' has data_offsets [8, 0]; expected [begin, end]",
+        ),
+        (
+            _safetensors({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, bytes(5)),
+            "tensor 'w' ends at byte 8 of the data but the file holds only 5; the file is truncated",
+        ),
+        (
+            _safetensors({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, bytes(8)),
+            "tensor 'w' (F32 [3]) needs 12 bytes but its data_offsets span 8",
+        ),
+    ],
+)
+def test_malformed_safetensors_headers_are_refused_naming_the_tensor(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "a.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(AdapterError) as info:
+        read_safetensors_header(path)
+    assert str(info.value).startswith(f"{path}: {message}")
+
+
+def test_opaque_dtypes_are_read_with_their_offsets_checked(tmp_path: Path) -> None:
+    path = tmp_path / "a.safetensors"
+    path.write_bytes(_safetensors({"w": {"dtype": "F4", "shape": [4], "data_offsets": [0, 2]}}, bytes(2)))
+    assert read_safetensors_header(path) == {"w": TensorInfo("F4", (4,))}
+
+
+def test_lora_weights_of_a_non_float_dtype_are_refused() -> None:
+    tensors = {
+        "m.q_proj.lora_A.weight": TensorInfo("I8", (4, 32)),
+        "m.q_proj.lora_B.weight": TensorInfo("F32", (32, 4)),
+    }
+    with pytest.raises(AdapterError) as info:
+        collect_lora_modules(tensors, source="a.safetensors")
+    assert str(info.value) == (
+        "a.safetensors: tensor 'm.q_proj.lora_A.weight' has dtype I8; LoRA weights must be one of F32, BF16, F16, F64"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("../x.safetensors", "has a directory part"),
+        ("sub/x.safetensors", "has a directory part"),
+        ("sub\\x.safetensors", "has a directory part"),
+        ("/etc/x.safetensors", "is an absolute path"),
+        ("C:\\x.safetensors", "is an absolute path"),
+        ("C:x.safetensors", "is an absolute path"),
+        ("..", "is not a file name"),
+        ("", "is not a file name"),
+        ("config.json", "does not end in .safetensors"),
+        (".safetensors", "has characters other than letters, digits and . _ + -"),
+        ("x\x00.safetensors", "has characters other than letters, digits and . _ + -"),
+        (3, "is a JSON int, not a file name"),
+        (None, "is a JSON NoneType, not a file name"),
+    ],
+)
+def test_checkpoint_file_names_must_be_plain_shard_names(name: object, reason: str) -> None:
+    with pytest.raises(AdapterError) as info:
+        checkpoint_file_name(name, source="index.json", key="weight_map['w']")
+    assert str(info.value) == (
+        f"index.json: weight_map['w'] names the file {name!r}, which {reason}; a shard must be a plain file name "
+        "in the base directory (like 'model-00001-of-00002.safetensors'). Fix the index or download the "
+        "checkpoint again"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["model-00001-of-00030.safetensors", "model.safetensors", "diffusion_model+ema.safetensors"]
+)
+def test_plain_shard_names_are_accepted(name: str) -> None:
+    assert checkpoint_file_name(name, source="index.json", key="weight_map['w']") == name
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"weight_map": ["a.weight"]}', "not a safetensors index: expected an object with a non-empty 'weight_map'"),
+        (b'{"weight_map": {}}', "not a safetensors index: expected an object with a non-empty 'weight_map'"),
+        (b"[]", "not a safetensors index: expected an object with a non-empty 'weight_map'"),
+        (b'{"metadata": {"total_size": NaN}}', "the safetensors index is not valid JSON (NaN is not a JSON number)"),
+        (b'{"weight_map": {"a": "\xe9.safetensors"}}', "the safetensors index is not UTF-8 text (byte 22)"),
+        (
+            b'{"weight_map": {"a.weight": 17}}',
+            "weight_map['a.weight'] names the file 17, which is a JSON int, not a file name",
+        ),
+    ],
+)
+def test_malformed_index_is_refused_naming_the_key(tmp_path: Path, raw: bytes, message: str) -> None:
+    (tmp_path / "model.safetensors.index.json").write_bytes(raw)
+    with pytest.raises(AdapterError) as info:
+        base_weight_map(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / 'model.safetensors.index.json'}: {message}")
+
+
+def test_shard_tensors_missing_from_the_index_are_not_targets(tmp_path: Path, fake_safetensors: Any) -> None:
+    fake_safetensors(tmp_path / "s1.safetensors", {"a.weight": ("F32", (2, 2)), "stray.weight": ("F32", (2, 2))})
+    assert base_tensor_infos(tmp_path, {"a.weight": "s1.safetensors"}) == {"a.weight": TensorInfo("F32", (2, 2))}
