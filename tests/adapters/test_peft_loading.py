@@ -29,9 +29,9 @@ LOGITS_TOL = 5e-5
 
 
 def test_module_regex_generalises_indices() -> None:
-    assert module_regex(
-        ["model.layers.2.mlp.experts.10.up_proj", "model.layers.3.mlp.experts.0.up_proj"]
-    ) == (r"(?:model\.layers\.\d+\.mlp\.experts\.\d+\.up_proj)")
+    assert module_regex(["model.layers.2.mlp.experts.10.up_proj", "model.layers.3.mlp.experts.0.up_proj"]) == (
+        r"(?:model\.layers\.\d+\.mlp\.experts\.\d+\.up_proj)"
+    )
 
 
 def test_helper_loads_the_prime_rl_adapter_and_matches_the_reference(
@@ -107,9 +107,7 @@ def test_silent_failures_of_a_naive_peft_load_are_caught(
     if layout == "fused":
         # transformers >= 5.4: PEFT's v5 conversion turns every *gate/up/down_proj target into the fused
         # expert parameters, so the attention gate and dense-MLP LoRA are dropped without an error.
-        naive = PeftModel.from_pretrained(
-            base, str(_naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=True))
-        )
+        naive = PeftModel.from_pretrained(base, str(_naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=True)))
         assert float((kit.logits(naive) - reference_logits).abs().max()) > 0.1
         with pytest.raises(
             AdapterNotAppliedError,
@@ -119,9 +117,7 @@ def test_silent_failures_of_a_naive_peft_load_are_caught(
             verify_deltas(naive, modules, prime_rl_adapter / "adapter_model.safetensors", kit.SCALE)
     else:
         # transformers < 5.4: keys without the prefix load as a no-op.
-        naive = PeftModel.from_pretrained(
-            base, str(_naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=False))
-        )
+        naive = PeftModel.from_pretrained(base, str(_naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=False)))
         assert logits_change(naive, kit.torch.tensor(kit.PROBE_IDS)) == 0.0
         assert float((kit.logits(naive) - base_logits).abs().max()) == 0.0
         with pytest.raises(AdapterNotAppliedError, match="PEFT delta differs from scale"):
@@ -145,15 +141,57 @@ def test_partial_expert_lora_on_fused_experts_is_refused(
         pytest.skip("experts are nn.Linear modules in this transformers: partial expert LoRA loads fine")
     partial = {k: v for k, v in lora_tensors.items() if ".experts.3.up_proj." not in k}
     adapter = kit.write_adapter(tmp_path / "partial", partial)
-    with pytest.raises(
-        AdapterError, match=r"lacks model\.layers\.2\.mlp\.experts\.3\.up_proj \(1 per-expert"
-    ):
+    with pytest.raises(AdapterError, match=r"lacks model\.layers\.2\.mlp\.experts\.3\.up_proj \(1 per-expert"):
         apply_adapter(base, adapter)
 
 
-def test_load_without_adapter_returns_the_base(
-    base_dir: Path, base_logits: Any, kit: SimpleNamespace
-) -> None:
+def test_load_without_adapter_returns_the_base(base_dir: Path, base_logits: Any, kit: SimpleNamespace) -> None:
     model, report = load_model_with_adapter(base_dir, None, dtype="float32")
     assert report is None
     assert float((kit.logits(model) - base_logits).abs().max()) == 0.0
+
+
+def test_a_base_transformers_cannot_load_is_an_adapter_error_saying_what_to_do(
+    heavy: dict[str, Any], tmp_path: Path
+) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "no-such-architecture"}', encoding="utf-8")
+    with pytest.raises(AdapterError) as info:
+        load_model_with_adapter(tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path}: transformers could not load the base model (ValueError: ")
+    assert message.endswith(
+        "); pass a local model directory with config.json and *.safetensors (hf download arcee-ai/Trinity-Mini "
+        "--local-dir DIR), and --trust-remote-code on transformers < 5.0"
+    )
+
+
+def test_a_broken_adapter_is_reported_before_the_base_is_loaded(
+    heavy: dict[str, Any], lora_tensors: dict[str, Any], kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    adapter = kit.write_adapter(tmp_path / "nan", lora_tensors, alpha=float("nan"))
+    with pytest.raises(AdapterError) as info:  # the base does not even exist: it was never opened
+        load_model_with_adapter(tmp_path / "no-such-base", adapter)
+    assert str(info.value) == (
+        f"{adapter / 'adapter_config.json'}: the adapter config is not valid JSON (NaN is not a JSON number)"
+    )
+
+
+def test_a_peft_failure_is_an_adapter_error_saying_what_to_do(
+    load_base: Any, kit: SimpleNamespace, tmp_path: Path
+) -> None:
+    torch = kit.torch
+    ghost = {  # layer 9 does not exist in the 4-layer model: PEFT finds no target module
+        "model.layers.9.self_attn.q_proj.lora_A.weight": torch.ones(kit.R, 32),
+        "model.layers.9.self_attn.q_proj.lora_B.weight": torch.ones(32, kit.R),
+    }
+    adapter = kit.write_adapter(tmp_path / "ghost", ghost)
+    with pytest.raises(AdapterError) as info:
+        apply_adapter(load_base(), adapter)
+    message = str(info.value)
+    cause = info.value.__cause__
+    assert isinstance(cause, ValueError)  # peft 0.21: NoMatchingPeftModuleError, a ValueError
+    assert message == (
+        f"{adapter}: PEFT could not load the adapter rewritten for this model ({type(cause).__name__}: {cause}); "
+        "merge it instead with `drugprot adapter merge` (docs/adapters.md)"
+    )
+    assert "model.layers.9.self_attn.q_proj" in str(cause)

@@ -6,6 +6,8 @@ that replies with fixed text checks the reply reaches the environment's parser.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -102,9 +104,7 @@ def test_tiny_model_generation_is_deterministic_and_parsed(
     tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
     model = load_base()
     question = build_question(TEXT, "aspirin", "COX-2")
-    rendered = tokenizer.apply_chat_template(
-        chat_messages(question), tokenize=False, add_generation_prompt=True
-    )
+    rendered = tokenizer.apply_chat_template(chat_messages(question), tokenize=False, add_generation_prompt=True)
     assert "Low-dose <chemical>aspirin</chemical>" in rendered and "<gene>COX-2</gene>" in rendered
     first = predict(model, tokenizer, question, **GREEDY)
     second = predict(model, tokenizer, question, **GREEDY)
@@ -114,9 +114,7 @@ def test_tiny_model_generation_is_deterministic_and_parsed(
     assert first.label is None if first.parsed.letter is None else first.label is not None
 
 
-def test_predict_command_with_adapter(
-    base_dir: Path, prime_rl_adapter: Path, capsys: pytest.CaptureFixture
-) -> None:
+def test_predict_command_with_adapter(base_dir: Path, prime_rl_adapter: Path, capsys: pytest.CaptureFixture) -> None:
     from drugprot.cli import main
 
     code = main(
@@ -152,11 +150,81 @@ def test_predict_command_with_adapter(
 def test_predict_command_reports_a_missing_name(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from drugprot.cli import main
 
-    code = main(
-        ["predict", "--model", str(tmp_path), "--text", TEXT, "--chemical", "ibuprofen", "--gene", "COX-2"]
-    )
+    code = main(["predict", "--model", str(tmp_path), "--text", TEXT, "--chemical", "ibuprofen", "--gene", "COX-2"])
     assert code == 1
     assert (
         capsys.readouterr().err
         == "error: --chemical 'ibuprofen' does not occur in the text; pass the name as written\n"
+    )
+
+
+def _without_the_extra(args: list[str]) -> subprocess.CompletedProcess:
+    """``drugprot ARGS`` in a fresh interpreter where torch, transformers, peft and safetensors cannot be imported."""
+    code = (
+        "import sys\n"
+        "for name in ('torch', 'transformers', 'peft', 'safetensors'):\n"
+        "    sys.modules[name] = None  # import raises ImportError, find_spec returns None\n"
+        "from drugprot.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+
+
+QUESTION = ["--text", TEXT, "--chemical", "aspirin", "--gene", "COX-2"]
+
+
+def test_predict_without_the_adapters_extra_says_how_to_install_it(base_dir: Path) -> None:
+    done = _without_the_extra(["predict", "--model", str(base_dir), *QUESTION])
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: drugprot predict needs the adapters extra (torch, transformers, peft, safetensors not installed); "
+        "from the drugprot repository root run: uv pip install -e 'environments/drugprot[adapters]'\n"
+    )
+
+
+def test_merge_without_the_adapters_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    args = ["adapter", "merge", "--base", str(tmp_path), "--adapter", str(tmp_path), "--out", str(tmp_path / "o")]
+    done = _without_the_extra(args)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: drugprot adapter merge needs the adapters extra (torch, safetensors not installed); "
+        "from the drugprot repository root run: uv pip install -e 'environments/drugprot[adapters]'\n"
+    )
+    assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda d: d / "nowhere",
+            "--model {m} is not a directory; download the model first (hf download "
+            "arcee-ai/Trinity-Mini --local-dir {m})",
+        ),
+        (lambda d: d, "--model {m} has no config.json; pass the model's own directory"),
+    ],
+)
+def test_predict_checks_the_model_path_before_anything_is_loaded(tmp_path: Path, make: Any, message: str) -> None:
+    model = make(tmp_path)
+    done = _without_the_extra(["predict", "--model", str(model), *QUESTION])  # no torch needed to say so
+    assert (done.returncode, done.stderr) == (1, "error: " + message.format(m=model) + "\n")
+
+
+def test_predict_checks_the_adapter_before_anything_is_loaded(base_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "adapter_config.json").write_text('{"r": 4, "lora_alpha": Infinity}', encoding="utf-8")
+    done = _without_the_extra(["predict", "--model", str(base_dir), "--adapter", str(tmp_path), *QUESTION])
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: {tmp_path / 'adapter_config.json'}: the adapter config is not valid JSON "
+        "(Infinity is not a JSON number)\n",
+    )
+
+
+def test_predict_reports_a_text_file_that_is_not_utf8(base_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "abstract.txt").write_bytes(TEXT.encode() + b" \xff")
+    args = ["predict", "--model", str(base_dir), "--text-file", str(tmp_path / "abstract.txt")]
+    done = _without_the_extra([*args, "--chemical", "aspirin", "--gene", "COX-2"])
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: --text-file {tmp_path / 'abstract.txt'}: not UTF-8 text (byte {len(TEXT) + 1}); re-save it as UTF-8\n",
     )

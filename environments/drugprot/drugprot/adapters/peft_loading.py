@@ -36,11 +36,7 @@ from drugprot.adapters.layout import (
     PEFT_PREFIX,
     LoraModule,
     LoraSettings,
-    adapter_weights_path,
-    check_ranks,
-    collect_lora_modules,
-    read_adapter_config,
-    read_safetensors_header,
+    read_adapter,
 )
 
 _EXPERT = re.compile(r"^(?P<experts>.+\.experts)\.(?P<index>\d+)\.(?P<proj>gate_proj|up_proj|down_proj)$")
@@ -116,9 +112,7 @@ def _fused_targets(
         try:
             n_experts = int(model.get_submodule(block).gate_up_proj.shape[0])
         except AttributeError as exc:
-            raise AdapterError(
-                f"{source}: adapter has LoRA for {block}.* but the model has no fused {block}"
-            ) from exc
+            raise AdapterError(f"{source}: adapter has LoRA for {block}.* but the model has no fused {block}") from exc
         for projs, param in ((("gate_proj", "up_proj"), "gate_up_proj"), (("down_proj",), "down_proj")):
             have = {(e, p) for e, p in present if p in projs}
             if not have:
@@ -251,8 +245,7 @@ def verify_deltas(
                 dtype = layer.get_base_layer().weight.dtype
             if actual.shape != expected.shape:
                 failures.append(
-                    f"{module.name}: PEFT delta has shape {list(actual.shape)}, "
-                    f"expected {list(expected.shape)}"
+                    f"{module.name}: PEFT delta has shape {list(actual.shape)}, expected {list(expected.shape)}"
                 )
                 continue
             rtol, atol = (1e-2, 1e-6) if dtype in (torch.bfloat16, torch.float16) else (1e-4, 1e-7)
@@ -291,9 +284,7 @@ def _write_rewritten(adapter_file: Path, config: dict[str, Any], target: Path) -
             for key in handle.keys()  # noqa: SIM118 (not a dict)
         }
     save_file(tensors, str(target / ADAPTER_WEIGHTS), metadata={"format": "pt"})
-    (target / ADAPTER_CONFIG).write_text(
-        json.dumps(config, indent=2, default=sorted) + "\n", encoding="utf-8"
-    )
+    (target / ADAPTER_CONFIG).write_text(json.dumps(config, indent=2, default=sorted) + "\n", encoding="utf-8")
 
 
 def apply_adapter(
@@ -313,19 +304,15 @@ def apply_adapter(
 
     Raises:
         AdapterError: unreadable or unsupported adapter; an adapter whose lora_B are all zero (a no-op, e.g.
-            prime-rl's step_0).
+            prime-rl's step_0); PEFT failing to load it (its error is wrapped, with what to do).
         AdapterNotAppliedError: a module's LoRA did not load as written, or the logits did not change.
     """
     import torch
     from peft import PeftModel
 
     adapter_dir = Path(adapter_dir)
-    settings = read_adapter_config(adapter_dir)
-    adapter_file = adapter_weights_path(adapter_dir)
-    modules = collect_lora_modules(read_safetensors_header(adapter_file), source=str(adapter_file))
-    if not modules:
-        raise AdapterError(f"{adapter_file}: the adapter holds no LoRA tensors")
-    check_ranks(modules, settings, source=str(adapter_file))
+    adapter = read_adapter(adapter_dir)
+    settings, adapter_file, modules = adapter.settings, adapter.weights, adapter.modules
     layout = expert_layout(model)
     config = rewrite_config(settings, modules, layout, model, source=str(adapter_file))
     if verify:
@@ -334,7 +321,14 @@ def apply_adapter(
         # PEFT applies the gate_up_proj rank pattern yet warns it matched nothing; verify_deltas checks it.
         warnings.filterwarnings("ignore", message=r"The following (rank|alpha)_pattern keys did not match")
         _write_rewritten(adapter_file, config, Path(tmp))
-        peft_model = PeftModel.from_pretrained(model, tmp, is_trainable=False)
+        try:
+            peft_model = PeftModel.from_pretrained(model, tmp, is_trainable=False)
+        except Exception as exc:  # PEFT raises ValueError, KeyError, RuntimeError...: report each the same way
+            raise AdapterError(
+                f"{adapter_dir}: PEFT could not load the adapter rewritten for this model "
+                f"({type(exc).__name__}: {exc}); merge it instead with `drugprot adapter merge` "
+                "(docs/adapters.md)"
+            ) from exc
     peft_model.eval()
     checked, worst, change = 0, 0.0, math.nan
     if verify:
@@ -399,15 +393,28 @@ def load_model_with_adapter(
         ``(model in eval mode, report or None when no adapter)``.
 
     Raises:
-        AdapterError / AdapterNotAppliedError: see ``apply_adapter``.
+        AdapterError: the adapter is unreadable (checked before the model is loaded), or transformers cannot
+            load the base model or move it to ``device`` (its error wrapped, with what to do); and see
+            ``apply_adapter``.
+        AdapterNotAppliedError: see ``apply_adapter``.
     """
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(
-        str(base_dir), dtype=dtype, trust_remote_code=trust_remote_code
-    )
+    if adapter_dir is not None:
+        read_adapter(adapter_dir)  # a broken adapter fails before minutes of model loading
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=dtype, trust_remote_code=trust_remote_code)
+    except Exception as exc:  # transformers raises OSError, ValueError, KeyError...: report each the same way
+        raise AdapterError(
+            f"{base_dir}: transformers could not load the base model ({type(exc).__name__}: {exc}); pass a "
+            "local model directory with config.json and *.safetensors (hf download arcee-ai/Trinity-Mini "
+            "--local-dir DIR), and --trust-remote-code on transformers < 5.0"
+        ) from exc
     if device is not None:
-        model = model.to(device)
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError, ValueError) as exc:
+            raise AdapterError(f"--device {device}: torch cannot use it ({exc}); pass cpu or a device it has") from exc
     model.eval()
     if adapter_dir is None:
         return model, None

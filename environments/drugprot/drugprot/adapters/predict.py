@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drugprot.adapters import AdapterError
+from drugprot.adapters import AdapterError, require_adapters_extra
+from drugprot.adapters.layout import read_adapter
 from drugprot.labels import by_letter
 from drugprot.parsing import ParsedReply, parse_reply
 from drugprot.questions import Question, question_for
@@ -57,9 +58,7 @@ def find_mention(text: str, name: str, entity_id: str, entity_type: str) -> Enti
         return Entity(entity_id, entity_type, name, start, start + len(name))
     match = re.search(re.escape(name), text, flags=re.IGNORECASE)  # offsets stay those of ``text``
     if match is None:
-        raise AdapterError(
-            f"--{entity_type.lower()} {name!r} does not occur in the text; pass the name as written"
-        )
+        raise AdapterError(f"--{entity_type.lower()} {name!r} does not occur in the text; pass the name as written")
     return Entity(entity_id, entity_type, match.group(0), match.start(), match.end())
 
 
@@ -75,9 +74,7 @@ def build_question(
         raise AdapterError("the text is empty")
     chem = find_mention(text, chemical, "T1", "CHEMICAL")
     gene_entity = find_mention(text, gene, "T2", "GENE")
-    document = Document(
-        pmid=pmid, title="", abstract=text, text=text, entities=(chem, gene_entity), relations=()
-    )
+    document = Document(pmid=pmid, title="", abstract=text, text=text, entities=(chem, gene_entity), relations=())
     task = PairTask(document, chem, gene_entity, labels=())
     return question_for(task, mark_entities=True, with_no_relation=with_no_relation)
 
@@ -114,9 +111,7 @@ def generate_reply(
 
     if not getattr(tokenizer, "chat_template", None):
         raise AdapterError("the tokenizer has no chat template; pass --tokenizer with the model's tokenizer")
-    encoded = tokenizer.apply_chat_template(
-        messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
-    )
+    encoded = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
     device = next(model.parameters()).device
     encoded = {key: value.to(device) for key, value in encoded.items()}
     torch.manual_seed(seed)
@@ -154,9 +149,7 @@ def torch_dtype(name: str) -> Any:
 
     dtype = getattr(torch, name, None)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise AdapterError(
-            f"--dtype {name!r} is not a torch floating-point dtype (bfloat16, float16, float32)"
-        )
+        raise AdapterError(f"--dtype {name!r} is not a torch floating-point dtype (bfloat16, float16, float32)")
     return dtype
 
 
@@ -181,19 +174,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="auto", help="auto (checkpoint dtype), bfloat16, float32...")
     parser.add_argument("--device", help="cpu, cuda, cuda:1... (default: transformers' choice)")
     parser.add_argument("--trust-remote-code", action="store_true", help="needed on transformers < 5.0")
-    parser.add_argument(
-        "--merge", action="store_true", help="merge the adapter in memory (faster generation)"
-    )
+    parser.add_argument("--merge", action="store_true", help="merge the adapter in memory (faster generation)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def read_text_file(path: Path) -> str:
+    """The abstract from ``--text-file``.
+
+    Raises:
+        AdapterError: the file cannot be read or is not UTF-8.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise AdapterError(f"--text-file {path}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8") from exc
+    except OSError as exc:
+        raise AdapterError(f"--text-file {path}: cannot read it ({exc.strerror or exc})") from exc
+
+
+def check_inputs(model: Path, adapter: Path | None, tokenizer: Path | None) -> None:
+    """Check the model, adapter and tokenizer paths without torch, before any model is loaded.
+
+    Raises:
+        AdapterError: ``model`` is not a directory with ``config.json``; ``tokenizer`` is not a directory; the
+            adapter fails ``layout.read_adapter``.
+    """
+    if not model.is_dir():
+        raise AdapterError(
+            f"--model {model} is not a directory; download the model first "
+            f"(hf download arcee-ai/Trinity-Mini --local-dir {model})"
+        )
+    if not (model / "config.json").is_file():
+        raise AdapterError(f"--model {model} has no config.json; pass the model's own directory")
+    if tokenizer is not None and not tokenizer.is_dir():
+        raise AdapterError(f"--tokenizer {tokenizer} is not a directory")
+    if adapter is not None:
+        read_adapter(adapter)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, ask, print ``answer: E (INHIBITOR)`` and the reply (or JSON); 1 on a bad input or adapter."""
     try:
-        text = args.text if args.text is not None else args.text_file.read_text(encoding="utf-8")
+        text = args.text if args.text is not None else read_text_file(args.text_file)
         question = build_question(
             text, args.chemical, args.gene, pmid=args.pmid, with_no_relation=args.with_no_relation
         )
+        check_inputs(args.model, args.adapter, args.tokenizer)
+        require_adapters_extra("drugprot predict")
         from transformers import AutoTokenizer
 
         from drugprot.adapters.peft_loading import load_model_with_adapter
