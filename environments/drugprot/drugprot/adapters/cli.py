@@ -48,8 +48,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="adapter directory, e.g. <output_dir>/<run>/broadcasts/step_N",
     )
-    merge.add_argument("--out", required=True, type=Path, help="output directory (created; must be empty)")
-    merge.add_argument("--overwrite", action="store_true", help="allow a non-empty --out")
+    merge.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="output directory (created; must be missing or empty); it appears complete at the end",
+    )
+    merge.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier merge in --out (a directory holding drugprot_merge.json)",
+    )
     merge.add_argument("--quiet", action="store_true", help="print only the summary line")
     inspect = sub.add_parser(
         "inspect",
