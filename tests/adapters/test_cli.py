@@ -135,3 +135,29 @@ def test_adapter_modules_import_without_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == "[]\n"
+
+
+def test_inspect_refuses_a_base_index_that_names_a_shard_outside_the_base(
+    fake_prime_rl_adapter: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    index = base / "model.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {"a.weight": "/etc/x.safetensors"}}), encoding="utf-8")
+    assert main(["adapter", "inspect", "--adapter", str(fake_prime_rl_adapter), "--base", str(base)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {index}: weight_map['a.weight'] names the file '/etc/x.safetensors', which is an absolute path; "
+        "a shard must be a plain file name in the base directory (like 'model-00001-of-00002.safetensors'). "
+        "Fix the index or download the checkpoint again\n"
+    )
+
+
+def test_adapter_errors_are_drugprot_errors() -> None:
+    from drugprot.adapters import AdapterError, AdapterNotAppliedError, MissingExtraError
+    from drugprot.errors import DrugprotError
+
+    assert [issubclass(e, DrugprotError) for e in (AdapterError, AdapterNotAppliedError, MissingExtraError)] == [
+        True,
+        True,
+        True,
+    ]
