@@ -49,46 +49,86 @@ def trace(
     pmid: str = PMID,
 ) -> dict[str, Any]:
     """One v1 trace of a DrugProt task; ``record=False`` leaves out ``info["drugprot"]`` (an older run)."""
-    data = {"idx": 0, "name": f"{pmid}:{arg1}:{arg2}", "prompt": "...", "system_prompt": "...", "pmid": pmid,
-            "arg1": arg1, "arg2": arg2, "labels": gold, "chemical": "x", "gene": "y", "with_no_relation": with_nr}
+    data = {
+        "idx": 0,
+        "name": f"{pmid}:{arg1}:{arg2}",
+        "prompt": "...",
+        "system_prompt": "...",
+        "pmid": pmid,
+        "arg1": arg1,
+        "arg2": arg2,
+        "labels": gold,
+        "chemical": "x",
+        "gene": "y",
+        "with_no_relation": with_nr,
+    }
     correct = float(label is not None and label in gold)
     info = {}
     if record:
-        info["drugprot"] = {"letter": letter_of(label) if label else None, "label": label,
-                            "invalid_reason": invalid_reason if label is None else None,
-                            "format_reason": invalid_reason if label is None else None}
+        info["drugprot"] = {
+            "letter": letter_of(label) if label else None,
+            "label": label,
+            "invalid_reason": invalid_reason if label is None else None,
+            "format_reason": invalid_reason if label is None else None,
+        }
     return {
-        "version": 1, "id": "t", "verifiers": {"version": "0.4.0"},
+        "version": 1,
+        "id": "t",
+        "verifiers": {"version": "0.4.0"},
         "task": {"type": "DrugprotTask", "data": data, "key": data["name"], "hash": "h"},
         "nodes": [
             {"message": {"role": "system", "content": "..."}, "sampled": False},
             {"parent": 0, "message": {"role": "user", "content": "..."}, "sampled": False},
             {"parent": 1, "message": {"role": "assistant", "content": reply_for(label, text=reply)}, "sampled": True},
         ],
-        "calls": [{"node": 2, "model": "m", "finish_reason": "stop",
-                   "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]}}],
-        "rewards": {"accuracy": {"score": correct, "weight": 1.0},
-                    "format": {"score": 1.0 if label else 0.0, "weight": 0.1}},
+        "calls": [
+            {
+                "node": 2,
+                "model": "m",
+                "finish_reason": "stop",
+                "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+            }
+        ],
+        "rewards": {
+            "accuracy": {"score": correct, "weight": 1.0},
+            "format": {"score": 1.0 if label else 0.0, "weight": 0.1},
+        },
         "metrics": {"answered": float(label is not None)},
         "info": info,
-        "is_completed": True, "ok": not errors, "stop_condition": "agent_completed", "errors": errors or [],
-        "num_input_tokens": tokens[0], "num_output_tokens": tokens[1], "num_total_tokens": sum(tokens),
+        "is_completed": True,
+        "ok": not errors,
+        "stop_condition": "agent_completed",
+        "errors": errors or [],
+        "num_input_tokens": tokens[0],
+        "num_output_tokens": tokens[1],
+        "num_total_tokens": sum(tokens),
     }
 
 
 def episode(*traces: dict[str, Any]) -> str:
     """One ``traces.jsonl`` line."""
-    return json.dumps({"id": "e", "env": {"id": "drugprot"}, "task": traces[0]["task"], "run": {"type": "eval"},
-                       "ok": True, "errors": [], "traces": list(traces)})
+    return json.dumps(
+        {
+            "id": "e",
+            "env": {"id": "drugprot"},
+            "task": traces[0]["task"],
+            "run": {"type": "eval"},
+            "ok": True,
+            "errors": [],
+            "traces": list(traces),
+        }
+    )
 
 
 def write_run(directory: Path, lines: list[str], *, negatives: Any = 0, limit: int | None = None) -> Path:
     """A v1 run dir: ``traces.jsonl`` plus the resolved config the report reads the setting from."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "traces.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    config = {"model": "test-model", "env": {"taskset": {"split": "validation", "data_path": None,
-                                                          "negatives": negatives, "num_tasks": None}},
-              "select": {"limit": limit, "skip": 0, "include": {"idx": []}, "exclude": {"idx": []}}}
+    config = {
+        "model": "test-model",
+        "env": {"taskset": {"split": "validation", "data_path": None, "negatives": negatives, "num_tasks": None}},
+        "select": {"limit": limit, "skip": 0, "include": {"idx": []}, "exclude": {"idx": []}},
+    }
     (directory / "configs" / "resolved").mkdir(parents=True, exist_ok=True)
     (directory / "configs" / "resolved" / "eval.json").write_text(json.dumps(config), encoding="utf-8")
     return directory
@@ -103,15 +143,19 @@ def close(value: float, fraction: Fraction) -> bool:
 
 def multilabel_run(tmp_path: Path) -> Path:
     """Seven tasks with NO-RELATION offered, one rollout each (figures computed by hand in the tests)."""
-    return write_run(tmp_path / "multilabel", [
-        episode(trace("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR", with_nr=True)),   # TP E, FN K
-        episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE", with_nr=True)),                # TP K
-        episode(trace("T4", "T5", ["AGONIST"], "ANTAGONIST", with_nr=True)),                 # FP I, FN F
-        episode(trace("T6", "T5", ["NO-RELATION"], "INHIBITOR", with_nr=True)),              # FP E
-        episode(trace("T7", "T5", ["NO-RELATION"], "NO-RELATION", with_nr=True)),            # nothing
-        episode(trace("T8", "T9", ["ACTIVATOR"], None, with_nr=True, invalid_reason="no_boxed_answer")),  # FN D
-        episode(trace("T10", "T9", ["INDIRECT-UPREGULATOR", "ACTIVATOR"], "NO-RELATION", with_nr=True)),  # FN B, D
-    ], negatives="all")
+    return write_run(
+        tmp_path / "multilabel",
+        [
+            episode(trace("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR", with_nr=True)),  # TP E, FN K
+            episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE", with_nr=True)),  # TP K
+            episode(trace("T4", "T5", ["AGONIST"], "ANTAGONIST", with_nr=True)),  # FP I, FN F
+            episode(trace("T6", "T5", ["NO-RELATION"], "INHIBITOR", with_nr=True)),  # FP E
+            episode(trace("T7", "T5", ["NO-RELATION"], "NO-RELATION", with_nr=True)),  # nothing
+            episode(trace("T8", "T9", ["ACTIVATOR"], None, with_nr=True, invalid_reason="no_boxed_answer")),  # FN D
+            episode(trace("T10", "T9", ["INDIRECT-UPREGULATOR", "ACTIVATOR"], "NO-RELATION", with_nr=True)),  # FN B, D
+        ],
+        negatives="all",
+    )
 
 
 def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_path: Path) -> None:
@@ -132,11 +176,22 @@ def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_pat
     assert (per["SUBSTRATE"]["precision"], per["SUBSTRATE"]["recall"], per["SUBSTRATE"]["support"]) == (1.0, 0.5, 2)
     assert (per["ANTAGONIST"]["f1"], per["ANTAGONIST"]["support"], per["ANTAGONIST"]["predicted"]) == (0.0, 0, 1)
     assert {name: c["support"] for name, c in per.items() if c["support"]} == {
-        "INDIRECT-UPREGULATOR": 1, "ACTIVATOR": 2, "INHIBITOR": 1, "AGONIST": 1, "SUBSTRATE": 2}
+        "INDIRECT-UPREGULATOR": 1,
+        "ACTIVATOR": 2,
+        "INHIBITOR": 1,
+        "AGONIST": 1,
+        "SUBSTRATE": 2,
+    }
     # Accuracy: T1:T2 (E is gold), T3:T2 and the NO-RELATION T7:T5 are right.
     assert close(got["accuracy"], Fraction(3, 7))
-    assert got["no_relation"] == {"letter": "N", "precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2,
-                                  "predicted": 2}
+    assert got["no_relation"] == {
+        "letter": "N",
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "support": 2,
+        "predicted": 2,
+    }
     assert close(got["invalid_rate"], Fraction(1, 7))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1}
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"]) == (7, 7, 0)
@@ -149,7 +204,7 @@ def test_multilabel_confusion_matrix(tmp_path: Path) -> None:
     assert labels[-1] == "NO-RELATION" and columns[-1] == report.INVALID and len(matrix) == 14
     cells = {(labels[i], columns[j]): v for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
     assert cells == {
-        ("INHIBITOR", "INHIBITOR"): 1,          # right on a multi-label pair: its diagonal
+        ("INHIBITOR", "INHIBITOR"): 1,  # right on a multi-label pair: its diagonal
         ("SUBSTRATE", "SUBSTRATE"): 1,
         ("AGONIST", "ANTAGONIST"): 1,
         ("NO-RELATION", "INHIBITOR"): 1,
@@ -162,17 +217,35 @@ def test_multilabel_confusion_matrix(tmp_path: Path) -> None:
 def test_text_report_names_every_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["report", str(multilabel_run(tmp_path))]) == 0
     out = capsys.readouterr().out
-    for expected in ("7 tasks, 7 rollouts", "micro, rollouts pooled      0.500  0.286  0.364      2      2      5",
-                     "NO-RELATION (not scored)", "Confusion matrix", "Invalid replies: 1 of 7 (14.3%): "
-                     "no_boxed_answer 1", "negatives=all over the whole validation split: comparable"):
+    for expected in (
+        "7 tasks, 7 rollouts",
+        "micro, rollouts pooled      0.500  0.286  0.364      2      2      5",
+        "NO-RELATION (not scored)",
+        "Confusion matrix",
+        "Invalid replies: 1 of 7 (14.3%): no_boxed_answer 1",
+        "negatives=all over the whole validation split: comparable",
+    ):
         assert expected in out
 
 
 def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["report", "--json", str(multilabel_run(tmp_path))]) == 0
     payload = json.loads(capsys.readouterr().out)
-    for key in ("n_tasks", "n_rollouts", "accuracy", "micro_precision", "micro_recall", "micro_f1", "macro_f1",
-                "per_class", "invalid_rate", "confusion", "majority", "tokens", "setting"):
+    for key in (
+        "n_tasks",
+        "n_rollouts",
+        "accuracy",
+        "micro_precision",
+        "micro_recall",
+        "micro_f1",
+        "macro_f1",
+        "per_class",
+        "invalid_rate",
+        "confusion",
+        "majority",
+        "tokens",
+        "setting",
+    ):
         assert key in payload
     assert list(payload["per_class"]) == list(RELATION_NAMES)
 
@@ -182,19 +255,25 @@ def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def rollouts_run(tmp_path: Path, name: str = "rollouts") -> Path:
     """Three positive-only tasks x three rollouts, written out of order (as async runs finish)."""
-    a, b, c = ("T1", "T2", ["INHIBITOR"]), ("T3", "T2", ["SUBSTRATE"]), ("T4", "T5", ["INDIRECT-DOWNREGULATOR",
-                                                                                     "INDIRECT-UPREGULATOR"])
-    return write_run(tmp_path / name, [
-        episode(trace(*a, "INHIBITOR")),
-        episode(trace(*b, "INHIBITOR")),
-        episode(trace(*c, "INDIRECT-UPREGULATOR")),
-        episode(trace(*a, "INHIBITOR")),
-        episode(trace(*b, None, invalid_reason="unterminated_think")),
-        episode(trace(*c, "INDIRECT-DOWNREGULATOR")),
-        episode(trace(*a, "SUBSTRATE")),
-        episode(trace(*b, "SUBSTRATE")),
-        episode(trace(*c, "DIRECT-REGULATOR")),
-    ])
+    a, b, c = (
+        ("T1", "T2", ["INHIBITOR"]),
+        ("T3", "T2", ["SUBSTRATE"]),
+        ("T4", "T5", ["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"]),
+    )
+    return write_run(
+        tmp_path / name,
+        [
+            episode(trace(*a, "INHIBITOR")),
+            episode(trace(*b, "INHIBITOR")),
+            episode(trace(*c, "INDIRECT-UPREGULATOR")),
+            episode(trace(*a, "INHIBITOR")),
+            episode(trace(*b, None, invalid_reason="unterminated_think")),
+            episode(trace(*c, "INDIRECT-DOWNREGULATOR")),
+            episode(trace(*a, "SUBSTRATE")),
+            episode(trace(*b, "SUBSTRATE")),
+            episode(trace(*c, "DIRECT-REGULATOR")),
+        ],
+    )
 
 
 def test_accuracy_over_rollouts_and_majority_vote(tmp_path: Path) -> None:
@@ -247,9 +326,15 @@ def test_export_skips_no_relation_and_invalid_and_sorts_ids_naturally(tmp_path: 
     )
     assert read_relations_tsv(path) == report.prediction_rows(run.rollouts)
     gold = read_relations_tsv(tmp_path / "gold" / "gold_relations.tsv")
-    assert gold == [(PMID, "T1", "T2", "INHIBITOR"), (PMID, "T1", "T2", "SUBSTRATE"), (PMID, "T3", "T2", "SUBSTRATE"),
-                    (PMID, "T4", "T5", "AGONIST"), (PMID, "T8", "T9", "ACTIVATOR"),
-                    (PMID, "T10", "T9", "INDIRECT-UPREGULATOR"), (PMID, "T10", "T9", "ACTIVATOR")]
+    assert gold == [
+        (PMID, "T1", "T2", "INHIBITOR"),
+        (PMID, "T1", "T2", "SUBSTRATE"),
+        (PMID, "T3", "T2", "SUBSTRATE"),
+        (PMID, "T4", "T5", "AGONIST"),
+        (PMID, "T8", "T9", "ACTIVATOR"),
+        (PMID, "T10", "T9", "INDIRECT-UPREGULATOR"),
+        (PMID, "T10", "T9", "ACTIVATOR"),
+    ]
     assert (tmp_path / "gold" / "pmids.txt").read_text(encoding="utf-8") == f"{PMID}\n"
     # The exported predictions against the exported gold give the report's majority figures.
     scores = score_relations(gold, read_relations_tsv(path))
@@ -264,14 +349,17 @@ def test_corrupt_truncated_and_foreign_lines_are_counted_not_fatal(tmp_path: Pat
     foreign = json.loads(good)
     del foreign["traces"][0]["task"]["data"]["labels"]
     foreign["task"] = foreign["traces"][0]["task"]
-    run_dir = write_run(tmp_path / "corrupt", [
-        good,
-        "{not json",
-        "",
-        json.dumps(foreign),
-        json.dumps({"hello": "world"}),
-        episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE")),
-    ])
+    run_dir = write_run(
+        tmp_path / "corrupt",
+        [
+            good,
+            "{not json",
+            "",
+            json.dumps(foreign),
+            json.dumps({"hello": "world"}),
+            episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE")),
+        ],
+    )
     with (run_dir / "traces.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(good[: len(good) // 2])  # a crash mid-write: no newline, cut JSON
     run = report.load_run(run_dir)
@@ -296,21 +384,37 @@ def test_a_run_without_any_rollout_is_an_error(tmp_path: Path, capsys: pytest.Ca
 
 def test_traces_without_a_record_or_with_a_scoring_error_are_rescored(tmp_path: Path) -> None:
     task_error = [{"type": "TaskError", "message": "boom", "status_code": None, "traceback": None}]
-    run_dir = write_run(tmp_path / "rescore", [
-        # An older run: no info["drugprot"]; the reply names K.
-        episode(trace("T1", "T2", ["SUBSTRATE"], "SUBSTRATE", record=False)),
-        # Scoring failed: the record is ignored (it says E) and the reply (K) is re-scored.
-        episode({**trace("T3", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}"),
-                 "errors": task_error}),
-        # A usable record wins over the reply text.
-        episode(trace("T4", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}")),
-        # No reply at all and a provider error: invalid, with the error type as the reason.
-        episode({**trace("T5", "T2", ["SUBSTRATE"], None, record=False),
-                 "nodes": [], "errors": [{"type": "ProviderError", "message": "upstream 500"}]}),
-    ])
+    run_dir = write_run(
+        tmp_path / "rescore",
+        [
+            # An older run: no info["drugprot"]; the reply names K.
+            episode(trace("T1", "T2", ["SUBSTRATE"], "SUBSTRATE", record=False)),
+            # Scoring failed: the record is ignored (it says E) and the reply (K) is re-scored.
+            episode(
+                {
+                    **trace("T3", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}"),
+                    "errors": task_error,
+                }
+            ),
+            # A usable record wins over the reply text.
+            episode(trace("T4", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}")),
+            # No reply at all and a provider error: invalid, with the error type as the reason.
+            episode(
+                {
+                    **trace("T5", "T2", ["SUBSTRATE"], None, record=False),
+                    "nodes": [],
+                    "errors": [{"type": "ProviderError", "message": "upstream 500"}],
+                }
+            ),
+        ],
+    )
     run = report.load_run(run_dir)
     assert [(r.label, r.rescored) for r in run.rollouts] == [
-        ("SUBSTRATE", True), ("SUBSTRATE", True), ("INHIBITOR", False), (None, False)]
+        ("SUBSTRATE", True),
+        ("SUBSTRATE", True),
+        ("INHIBITOR", False),
+        (None, False),
+    ]
     assert run.rollouts[3].invalid_reason == "rollout_error: ProviderError"
     got = report.summarize(run)
     assert got["rescored"] == 2 and got["invalid_reasons"] == {"rollout_error: ProviderError": 1}
@@ -322,11 +426,22 @@ def test_tokens_come_from_the_trace_or_else_from_the_calls(tmp_path: Path) -> No
     for key in ("num_input_tokens", "num_output_tokens", "num_total_tokens"):
         del older[key]  # verifiers 0.3.1 traces carry usage in calls only
     older["calls"][0]["finish_reason"] = "length"
-    run = report.load_run(write_run(tmp_path / "tokens", [
-        episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", tokens=(100, 10))), episode(older)]))
+    run = report.load_run(
+        write_run(
+            tmp_path / "tokens",
+            [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", tokens=(100, 10))), episode(older)],
+        )
+    )
     tokens = report.summarize(run)["tokens"]
-    assert tokens == {"rollouts_with_usage": 2, "mean_input": 200.0, "mean_output": 20.0, "max_output": 30,
-                      "total_input": 400, "total_output": 40, "truncated": 1}
+    assert tokens == {
+        "rollouts_with_usage": 2,
+        "mean_input": 200.0,
+        "mean_output": 20.0,
+        "max_output": 30,
+        "total_input": 400,
+        "total_output": 40,
+        "truncated": 1,
+    }
     assert report.summarize(run)["mean_reward"] == pytest.approx(1.1)
 
 
@@ -336,19 +451,46 @@ def test_tokens_come_from_the_trace_or_else_from_the_calls(tmp_path: Path) -> No
 def test_legacy_results_jsonl(tmp_path: Path) -> None:
     run_dir = tmp_path / "outputs" / "evals" / "drugprot--m" / "abc123"
     run_dir.mkdir(parents=True)
-    info = {"key": f"{PMID}:T1:T2", "pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"],
-            "chemical": "x", "gene": "y", "with_no_relation": False}
+    info = {
+        "key": f"{PMID}:T1:T2",
+        "pmid": PMID,
+        "arg1": "T1",
+        "arg2": "T2",
+        "labels": ["INHIBITOR"],
+        "chemical": "x",
+        "gene": "y",
+        "with_no_relation": False,
+    }
     rows = [
-        {"example_id": 0, "prompt": [], "completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}],
-         "answer": "E", "info": {**info, "drugprot": {"letter": "E", "label": "INHIBITOR", "invalid_reason": None,
-                                                      "format_reason": None}},
-         "reward": 1.1, "metrics": {"accuracy": 1.0}, "token_usage": {"input_tokens": 50.0, "output_tokens": 5.0}},
-        {"example_id": 0, "prompt": [], "completion": [{"role": "assistant", "content": "\\boxed{K}"}],
-         "answer": "E", "info": json.dumps(info), "reward": 0.0, "metrics": {}},
+        {
+            "example_id": 0,
+            "prompt": [],
+            "completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}],
+            "answer": "E",
+            "info": {
+                **info,
+                "drugprot": {"letter": "E", "label": "INHIBITOR", "invalid_reason": None, "format_reason": None},
+            },
+            "reward": 1.1,
+            "metrics": {"accuracy": 1.0},
+            "token_usage": {"input_tokens": 50.0, "output_tokens": 5.0},
+        },
+        {
+            "example_id": 0,
+            "prompt": [],
+            "completion": [{"role": "assistant", "content": "\\boxed{K}"}],
+            "answer": "E",
+            "info": json.dumps(info),
+            "reward": 0.0,
+            "metrics": {},
+        },
     ]
     (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + "{trunc", encoding="utf-8")
-    (run_dir / "metadata.json").write_text(json.dumps({"env_id": "drugprot", "model": "m", "num_examples": 5,
-                                                       "env_args": {"split": "train", "negatives": 0}}))
+    (run_dir / "metadata.json").write_text(
+        json.dumps(
+            {"env_id": "drugprot", "model": "m", "num_examples": 5, "env_args": {"split": "train", "negatives": 0}}
+        )
+    )
     run = report.load_run(tmp_path / "outputs")  # found below the given directory
     assert run.source == "legacy vf-eval results.jsonl"
     assert [(r.label, r.rescored) for r in run.rollouts] == [("INHIBITOR", False), ("SUBSTRATE", True)]
@@ -380,8 +522,9 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_without_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_plot_without_matplotlib_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(tmp_path / "x.png")]) == 2
     assert "--plot needs matplotlib: pip install 'drugprot[report]'" in capsys.readouterr().err
@@ -428,19 +571,30 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_jsonl: Path) -> No
     assert close(got["invalid_rate"], Fraction(2, 27))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1, "unterminated_think": 1}
     assert close(got["format_rate"], Fraction(24, 27))
-    assert sorted(got["format_reasons"].items()) == [("no_boxed_answer", 1), ("no_reasoning", 1),
-                                                     ("unterminated_think", 1)]
+    assert sorted(got["format_reasons"].items()) == [
+        ("no_boxed_answer", 1),
+        ("no_reasoning", 1),
+        ("unterminated_think", 1),
+    ]
     assert close(got["mean_reward"], Fraction(21, 27) + Fraction(24, 270))
     outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in script.values())
     assert (got["tokens"]["rollouts_with_usage"], got["tokens"]["total_output"]) == (27, outputs)
     labels, matrix = got["confusion"]["columns"], got["confusion"]["matrix"]
     cells = {(labels[i], labels[j]): v for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
     off_diagonal = {cell: v for cell, v in cells.items() if cell[0] != cell[1]}
-    assert off_diagonal == {("SUBSTRATE", "INHIBITOR"): 1, ("AGONIST", "ANTAGONIST"): 1,
-                            ("INDIRECT-UPREGULATOR", report.INVALID): 1, ("ANTAGONIST", report.INVALID): 1,
-                            ("SUBSTRATE_PRODUCT-OF", "SUBSTRATE"): 1, ("AGONIST-INHIBITOR", "AGONIST"): 1}
+    assert off_diagonal == {
+        ("SUBSTRATE", "INHIBITOR"): 1,
+        ("AGONIST", "ANTAGONIST"): 1,
+        ("INDIRECT-UPREGULATOR", report.INVALID): 1,
+        ("ANTAGONIST", report.INVALID): 1,
+        ("SUBSTRATE_PRODUCT-OF", "SUBSTRATE"): 1,
+        ("AGONIST-INHIBITOR", "AGONIST"): 1,
+    }
     path = tmp_path / "pred.tsv"
     assert report.export_tsv(report.load_run(run_dir), path) == 25
     lines = path.read_text(encoding="utf-8").splitlines()
-    assert lines[:3] == ["90000001\tSUBSTRATE\tArg1:T1\tArg2:T2", "90000001\tINHIBITOR\tArg1:T3\tArg2:T4",
-                         "90000001\tSUBSTRATE\tArg1:T5\tArg2:T4"]
+    assert lines[:3] == [
+        "90000001\tSUBSTRATE\tArg1:T1\tArg2:T2",
+        "90000001\tINHIBITOR\tArg1:T3\tArg2:T4",
+        "90000001\tSUBSTRATE\tArg1:T5\tArg2:T4",
+    ]

@@ -281,8 +281,9 @@ def _prediction(
         return None, reason, reason, False
     content = _text(reply.get("content")) if reply else None
     reasoning = reply.get("reasoning_content") if reply else None
-    score = score_reply(content, reasoning if isinstance(reasoning, str) else None, labels,
-                        with_no_relation=with_no_relation)
+    score = score_reply(
+        content, reasoning if isinstance(reasoning, str) else None, labels, with_no_relation=with_no_relation
+    )
     return score.label, score.invalid_reason, score.format_reason, True
 
 
@@ -302,9 +303,12 @@ def _v1_rollout(trace: Any, episode: Mapping[str, Any]) -> Rollout:
     scoring_failed = any(e.get("type") == "TaskError" for e in errors)
     record = None if scoring_failed else _record(trace.get("info"))
     replies = [
-        n["message"] for n in trace.get("nodes") or []
-        if isinstance(n, Mapping) and isinstance(n.get("message"), Mapping)
-        and n["message"].get("role") == "assistant" and n.get("sampled", True)
+        n["message"]
+        for n in trace.get("nodes") or []
+        if isinstance(n, Mapping)
+        and isinstance(n.get("message"), Mapping)
+        and n["message"].get("role") == "assistant"
+        and n.get("sampled", True)
     ]
     error = str(errors[-1].get("type", "error")) if errors else None
     label, reason, fmt, rescored = _prediction(record, replies[-1] if replies else None, labels, with_nr, error)
@@ -316,7 +320,14 @@ def _v1_rollout(trace: Any, episode: Mapping[str, Any]) -> Rollout:
     if output_tokens is None and usages:
         output_tokens = sum(_int(u.get("completion_tokens")) or 0 for u in usages)
     return Rollout(
-        pmid, arg1, arg2, labels, with_nr, label, reason, fmt,
+        pmid,
+        arg1,
+        arg2,
+        labels,
+        with_nr,
+        label,
+        reason,
+        fmt,
         reward=_v1_reward(trace),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
@@ -354,12 +365,20 @@ def _legacy_rollout(row: Any) -> Rollout:
     error = row.get("error")
     if isinstance(error, Mapping):
         error = error.get("type") or error.get("error") or "error"
-    label, reason, fmt, rescored = _prediction(_record(info), replies[-1] if replies else None, labels, with_nr,
-                                               str(error) if error else None)
+    label, reason, fmt, rescored = _prediction(
+        _record(info), replies[-1] if replies else None, labels, with_nr, str(error) if error else None
+    )
     usage = row.get("token_usage") if isinstance(row.get("token_usage"), Mapping) else {}
     reward = row.get("reward")
     return Rollout(
-        pmid, arg1, arg2, labels, with_nr, label, reason, fmt,
+        pmid,
+        arg1,
+        arg2,
+        labels,
+        with_nr,
+        label,
+        reason,
+        fmt,
         reward=float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None,
         input_tokens=_int(usage.get("input_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
@@ -461,8 +480,9 @@ def majority_label(rollouts: Sequence[Rollout]) -> str | None:
     return min(votes, key=lambda label: (-votes[label], _LABEL_ORDER[label]))
 
 
-def _rows(items: Iterable[tuple[str, tuple[str, str, str], tuple[str, ...], str | None]]
-          ) -> tuple[list[RelationRow], list[RelationRow]]:
+def _rows(
+    items: Iterable[tuple[str, tuple[str, str, str], tuple[str, ...], str | None]],
+) -> tuple[list[RelationRow], list[RelationRow]]:
     """Gold and predicted official rows of ``(replica, key, gold labels, predicted label)`` items.
 
     ``replica`` keeps several predictions for one pair apart (one replica per rollout), so pooling k
@@ -510,8 +530,14 @@ def _no_relation_scores(rollouts: Sequence[Rollout]) -> dict[str, float | int] |
     pred = [r.label == NO_RELATION.name for r in rollouts]
     tp = sum(g and p for g, p in zip(gold, pred, strict=True))
     p, r, f = prf(tp, sum(pred) - tp, sum(gold) - tp)
-    return {"letter": NO_RELATION.letter, "precision": p, "recall": r, "f1": f, "support": sum(gold),
-            "predicted": sum(pred)}
+    return {
+        "letter": NO_RELATION.letter,
+        "precision": p,
+        "recall": r,
+        "f1": f,
+        "support": sum(gold),
+        "predicted": sum(pred),
+    }
 
 
 def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]:
@@ -523,37 +549,57 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]
     with_nr = any(r.with_no_relation for r in rollouts)
     if not with_nr:
         return {
-            "mode": "positive-only", "negatives": config.negatives or "0", "comparable_with_official": False,
+            "mode": "positive-only",
+            "negatives": config.negatives or "0",
+            "comparable_with_official": False,
             "note": "positive-only: every evaluated pair is a gold pair, so precision and recall differ only "
-                    "through invalid answers (FN, no FP) and wrong types (FP and FN); on a multi-label pair "
-                    "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
+            "through invalid answers (FN, no FP) and wrong types (FP and FN); on a multi-label pair "
+            "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
         }
     negatives = config.negatives
     if negatives is None or (negatives == "all" and config.limit is None):
         comparable = None
-        verdict = ("comparability unknown (the saved config does not say whether the tasks were limited): it "
-                   "needs negatives=all on a whole split.")
+        verdict = (
+            "comparability unknown (the saved config does not say whether the tasks were limited): it "
+            "needs negatives=all on a whole split."
+        )
     elif negatives == "all" and not config.limit:
         comparable = True
-        data = (f"every task of {config.data_path} (a whole split only if that file is one)" if config.data_path
-                else f"the whole {config.split or '?'} split")
-        verdict = (f"negatives=all over {data}: comparable with the official metric (the published anchors are on "
-                   "the hidden test set; the validation split is the official development set).")
+        data = (
+            f"every task of {config.data_path} (a whole split only if that file is one)"
+            if config.data_path
+            else f"the whole {config.split or '?'} split"
+        )
+        verdict = (
+            f"negatives=all over {data}: comparable with the official metric (the published anchors are on "
+            "the hidden test set; the validation split is the official development set)."
+        )
     else:
         comparable = False
         why = f"negatives={negatives}" if negatives != "all" else f"tasks limited ({config.limit})"
         verdict = f"{why}: NOT comparable with BioCreative VII; only negatives=all on a whole split is."
     return {
-        "mode": "negatives", "negatives": negatives, "comparable_with_official": comparable,
+        "mode": "negatives",
+        "negatives": negatives,
+        "comparable_with_official": comparable,
         "note": "with NO-RELATION candidates: a type answered on a no-relation pair is a false positive; an N or "
-                "invalid answer on a gold pair is a false negative; N itself is never scored. " + verdict,
+        "invalid answer on a gold pair is a false negative; N itself is never scored. " + verdict,
     }
 
 
 def _class_dict(scores: Scores) -> dict[str, dict[str, Any]]:
     return {
-        c.label: {"letter": letter_of(c.label), "precision": c.precision, "recall": c.recall, "f1": c.f1,
-                  "support": c.support, "predicted": c.predicted, "tp": c.tp, "fp": c.fp, "fn": c.fn}
+        c.label: {
+            "letter": letter_of(c.label),
+            "precision": c.precision,
+            "recall": c.recall,
+            "f1": c.f1,
+            "support": c.support,
+            "predicted": c.predicted,
+            "tp": c.tp,
+            "fp": c.fp,
+            "fn": c.fn,
+        }
         for c in scores.per_class
     }
 
@@ -579,8 +625,15 @@ def summarize(run: Run) -> dict[str, Any]:
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
     return {
-        "run": {"name": run.name, "path": run.path, "source": run.source, "model": run.config.model,
-                "split": run.config.split, "data_path": run.config.data_path, "limit": run.config.limit},
+        "run": {
+            "name": run.name,
+            "path": run.path,
+            "source": run.source,
+            "model": run.config.model,
+            "split": run.config.split,
+            "data_path": run.config.data_path,
+            "limit": run.config.limit,
+        },
         "setting": setting_of(rollouts, run.config),
         "n_tasks": len(groups),
         "n_rollouts": n,
@@ -598,9 +651,14 @@ def summarize(run: Run) -> dict[str, Any]:
         "macro_recall": pooled.macro_recall,
         "macro_f1": pooled.macro_f1,
         "macro_f1_supported": pooled.supported_macro_f1,
-        "majority": {"micro_precision": voted.precision, "micro_recall": voted.recall, "micro_f1": voted.f1,
-                     "micro_counts": {"tp": voted.tp, "fp": voted.fp, "fn": voted.fn},
-                     "macro_f1": voted.macro_f1, "macro_f1_supported": voted.supported_macro_f1},
+        "majority": {
+            "micro_precision": voted.precision,
+            "micro_recall": voted.recall,
+            "micro_f1": voted.f1,
+            "micro_counts": {"tp": voted.tp, "fp": voted.fp, "fn": voted.fn},
+            "macro_f1": voted.macro_f1,
+            "macro_f1_supported": voted.supported_macro_f1,
+        },
         "per_class": _class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
@@ -656,8 +714,7 @@ def export_tsv(run: Run, path: str | os.PathLike[str]) -> int:
     return write_predictions_tsv(path, prediction_rows(run.rollouts))
 
 
-def export_gold(run: Run, directory: str | os.PathLike[str], documents: Sequence[Document] | None = None
-                ) -> list[Path]:
+def export_gold(run: Run, directory: str | os.PathLike[str], documents: Sequence[Document] | None = None) -> list[Path]:
     """Write the official scorer's gold inputs for the evaluated pairs to ``directory``.
 
     ``gold_relations.tsv`` (the gold relations of the evaluated pairs: the report's gold set),
@@ -703,9 +760,12 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     run, k = report["run"], report["rollouts_per_task"]
     per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
     data = f"data {run['data_path']}" if run["data_path"] else f"split {run['split'] or '?'}"
-    facts = [f"model {run['model'] or '?'}", data,
-             f"negatives {report['setting']['negatives'] or '?'}",
-             f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}"]
+    facts = [
+        f"model {run['model'] or '?'}",
+        data,
+        f"negatives {report['setting']['negatives'] or '?'}",
+        f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}",
+    ]
     lines = [
         f"drugprot report: {run['name']} ({run['source']})",
         f"  {run['path']}",
@@ -714,12 +774,16 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  setting: {report['setting']['note']}",
     ]
     if report["lines"]["corrupt"]:
-        lines.append(f"  skipped {report['lines']['corrupt']} of {report['lines']['read']} lines/traces "
-                     "(corrupt or not DrugProt):")
+        lines.append(
+            f"  skipped {report['lines']['corrupt']} of {report['lines']['read']} lines/traces "
+            "(corrupt or not DrugProt):"
+        )
         lines += [f"    {example}" for example in report["lines"]["corrupt_examples"]]
     if report["rescored"]:
-        lines.append(f"  re-scored {report['rescored']} rollouts from their last assistant message "
-                     "(no usable info['drugprot'] record: older run or scoring error)")
+        lines.append(
+            f"  re-scored {report['rescored']} rollouts from their last assistant message "
+            "(no usable info['drugprot'] record: older run or scoring error)"
+        )
     return lines
 
 
@@ -731,21 +795,26 @@ def format_report(report: Mapping[str, Any]) -> str:
     out += [
         "",
         "Accuracy (a reply is right when it names one of the pair's gold types)",
-        *(f"  {name:<27}{_pct(value)}" for name, value in (
-            ("mean over rollouts", report["accuracy"]),
-            (f"mean@{k} (per task)", report["mean_at_k"]),
-            (f"pass@{k}", report["pass_at_k"]),
-            ("majority vote (per task)", report["majority_accuracy"]),
-            ("mean reward", report["mean_reward"]),
-        )),
+        *(
+            f"  {name:<27}{_pct(value)}"
+            for name, value in (
+                ("mean over rollouts", report["accuracy"]),
+                (f"mean@{k} (per task)", report["mean_at_k"]),
+                (f"pass@{k}", report["pass_at_k"]),
+                ("majority vote (per task)", report["majority_accuracy"]),
+                ("mean reward", report["mean_reward"]),
+            )
+        ),
         "",
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
         "                              P      R      F1      TP     FP     FN",
     ]
     for name, scores in (("micro, rollouts pooled", report), ("micro, majority per task", maj)):
         c = scores["micro_counts"]
-        out.append(f"  {name:<26}{_pct(scores['micro_precision']):>7}{_pct(scores['micro_recall']):>7}"
-                   f"{_pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}")
+        out.append(
+            f"  {name:<26}{_pct(scores['micro_precision']):>7}{_pct(scores['micro_recall']):>7}"
+            f"{_pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}"
+        )
     supported = sum(1 for c in report["per_class"].values() if c["support"])
     out += [
         f"  macro-F1 over the 13 types {_pct(report['macro_f1'])}; over the {supported} types with gold support "
@@ -777,9 +846,11 @@ def format_report(report: Mapping[str, Any]) -> str:
 def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
     """The confusion matrix as text: rows gold (first gold type of a multi-label pair), columns predicted."""
     columns = [letter_of(name) if name != INVALID else "inv" for name in confusion["columns"]]
-    lines = ["Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
-             "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
-             "      " + "".join(f"{c:>4}" for c in columns)]
+    lines = [
+        "Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
+        "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
+        "      " + "".join(f"{c:>4}" for c in columns),
+    ]
     for name, row in zip(confusion["labels"], confusion["matrix"], strict=True):
         cells = "".join(f"{(str(v) if v else '.'):>4}" for v in row)
         lines.append(f"  {letter_of(name):<4}{cells}   {sum(row):>4}  {name}")
@@ -789,9 +860,11 @@ def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
 def format_tokens(tokens: Mapping[str, Any]) -> str:
     if not tokens["rollouts_with_usage"]:
         return f"Tokens: no usage recorded; {tokens['truncated']} rollouts stopped at max_tokens"
-    return (f"Tokens per rollout: input {tokens['mean_input']:.1f}, output {tokens['mean_output']:.1f} "
-            f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
-            f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)")
+    return (
+        f"Tokens per rollout: input {tokens['mean_input']:.1f}, output {tokens['mean_output']:.1f} "
+        f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
+        f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)"
+    )
 
 
 def format_comparison(
@@ -805,15 +878,21 @@ def format_comparison(
     out = ["drugprot report: comparison"]
     for col, report in zip(cols, reports, strict=True):
         run = report["run"]
-        out.append(f"  {col} {run['name']} ({run['model'] or '?'}, split {run['split'] or '?'}, negatives "
-                   f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}")
+        out.append(
+            f"  {col} {run['name']} ({run['model'] or '?'}, split {run['split'] or '?'}, negatives "
+            f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}"
+        )
         if report["lines"]["corrupt"] or report["rescored"]:
-            out.append(f"      skipped {report['lines']['corrupt']} corrupt lines/traces; "
-                       f"re-scored {report['rescored']} rollouts")
+            out.append(
+                f"      skipped {report['lines']['corrupt']} corrupt lines/traces; "
+                f"re-scored {report['rescored']} rollouts"
+            )
     if task_keys and len({frozenset(keys) for keys in task_keys}) > 1:
         shared = set.intersection(*(set(keys) for keys in task_keys))
-        out.append(f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
-                   f"{len(shared)} shared): compare with care")
+        out.append(
+            f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
+            f"{len(shared)} shared): compare with care"
+        )
     modes = {report["setting"]["mode"] for report in reports}
     if len(modes) > 1:
         out.append("  note: positive-only and negatives runs mixed: their micro-F1 measure different things")
@@ -829,8 +908,10 @@ def format_comparison(
         ("micro F1 (majority)", [_pct(r["majority"]["micro_f1"]) for r in reports]),
         ("macro F1 (13 types)", [_pct(r["macro_f1"]) for r in reports]),
         ("invalid rate", [_pct(r["invalid_rate"]) for r in reports]),
-        ("mean output tokens", [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None
-                                else "-" for r in reports]),
+        (
+            "mean output tokens",
+            [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None else "-" for r in reports],
+        ),
         ("comparable w/ official", [str(r["setting"]["comparable_with_official"]).lower() for r in reports]),
     ]
     for name in RELATION_NAMES:
@@ -856,8 +937,9 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ReportError("--plot needs matplotlib: pip install 'drugprot[report]' (or pip install matplotlib)"
-                          ) from exc
+        raise ReportError(
+            "--plot needs matplotlib: pip install 'drugprot[report]' (or pip install matplotlib)"
+        ) from exc
     fig, axes = plt.subplots(1, len(reports), figsize=(6.5 * len(reports), 6), squeeze=False)
     for ax, report in zip(axes[0], reports, strict=True):
         confusion = report["confusion"]
@@ -868,14 +950,22 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
         ax.set_yticks(range(len(confusion["labels"])), [letter_of(c) for c in confusion["labels"]])
         ax.set_xlabel("predicted")
         ax.set_ylabel("gold")
-        ax.set_title(f"{report['run']['name']}\nmicro-F1 {report['micro_f1']:.3f}, accuracy {report['accuracy']:.3f}",
-                     fontsize=9)
+        ax.set_title(
+            f"{report['run']['name']}\nmicro-F1 {report['micro_f1']:.3f}, accuracy {report['accuracy']:.3f}", fontsize=9
+        )
         peak = max((v for row in matrix for v in row), default=0)
         for i, row in enumerate(matrix):
             for j, value in enumerate(row):
                 if value:
-                    ax.text(j, i, str(value), ha="center", va="center", fontsize=7,
-                            color="white" if value > peak / 2 else "black")
+                    ax.text(
+                        j,
+                        i,
+                        str(value),
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if value > peak / 2 else "black",
+                    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -886,22 +976,36 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """The output options shared by ``drugprot report`` and ``drugprot baseline``."""
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object (several runs: {\"runs\": [...]}) instead of text")
+    parser.add_argument(
+        "--json", action="store_true", help='print one JSON object (several runs: {"runs": [...]}) instead of text'
+    )
     parser.add_argument("--plot", metavar="PATH", help="write the confusion matrix as a PNG (needs matplotlib)")
-    parser.add_argument("--export-tsv", metavar="PATH",
-                        help="write one prediction per task (majority over rollouts) in the official TSV format")
-    parser.add_argument("--export-gold", metavar="DIR",
-                        help="write the official scorer's gold inputs to DIR: gold_relations.tsv (gold of the "
-                             "evaluated pairs), pmids.txt and, when the abstracts are known, entities.tsv")
+    parser.add_argument(
+        "--export-tsv",
+        metavar="PATH",
+        help="write one prediction per task (majority over rollouts) in the official TSV format",
+    )
+    parser.add_argument(
+        "--export-gold",
+        metavar="DIR",
+        help="write the official scorer's gold inputs to DIR: gold_relations.tsv (gold of the "
+        "evaluated pairs), pmids.txt and, when the abstracts are known, entities.tsv",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json)")
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json)",
+    )
     add_output_arguments(parser)
-    parser.add_argument("--data-path", help="the run's data file or TSV directory, for --export-gold's entities.tsv "
-                                            "(default: the data path saved in the run's config)")
+    parser.add_argument(
+        "--data-path",
+        help="the run's data file or TSV directory, for --export-gold's entities.tsv "
+        "(default: the data path saved in the run's config)",
+    )
 
 
 def emit(runs: Sequence[Run], args: argparse.Namespace) -> int:
