@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from drugprot import report
 from drugprot.cli import main as cli_main
@@ -365,13 +368,26 @@ def test_corrupt_truncated_and_foreign_lines_are_counted_not_fatal(tmp_path: Pat
     run = report.load_run(run_dir)
     assert len(run.rollouts) == 2
     assert run.lines == 6
-    assert len(run.corrupt) == 4
-    assert run.corrupt[0].startswith("traces.jsonl:2: invalid JSON")
-    assert run.corrupt[1].startswith("traces.jsonl:4: field task.data.labels")
-    assert run.corrupt[2] == "traces.jsonl:5: not an episode (no traces list)"
-    assert run.corrupt[3].startswith("traces.jsonl:7: invalid JSON")
+    skipped = [str(skip) for skip in run.corrupt]
+    assert skipped == [
+        "traces.jsonl:2: invalid JSON (JSONDecodeError: Expecting property name enclosed in double quotes: line 1 "
+        "column 2 (char 1)); truncated write?",
+        "traces.jsonl:4: field task.data.labels is null, expected a non-empty list of DrugProt type names",
+        "traces.jsonl:5: not an episode (no traces list)",
+        skipped[3],
+    ]
+    assert skipped[3].startswith("traces.jsonl:7: invalid JSON (JSONDecodeError: ")
     got = report.summarize(run)
-    assert got["lines"]["corrupt"] == 4 and got["accuracy"] == 1.0
+    assert got["lines"] == {
+        "read": 6,
+        "blank": 1,
+        "records": 6,
+        "corrupt": 4,
+        "unidentified": 0,
+        "corrupt_lines": skipped,
+        "unidentified_lines": [],
+    }
+    assert got["accuracy"] == 1.0
 
 
 def test_a_run_without_any_rollout_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -443,6 +459,446 @@ def test_tokens_come_from_the_trace_or_else_from_the_calls(tmp_path: Path) -> No
         "truncated": 1,
     }
     assert report.summarize(run)["mean_reward"] == pytest.approx(1.1)
+
+
+# ------------------------------------------------------------------------------- malformed records never stop it
+
+
+def good_line(arg1: str = "T1") -> str:
+    return episode(trace(arg1, "T2", ["INHIBITOR"], "INHIBITOR"))
+
+
+def mutated(change: Any) -> str:
+    """A good episode line with ``change(first trace)`` applied."""
+    line = json.loads(episode(trace("T3", "T4", ["SUBSTRATE"], "SUBSTRATE")))
+    change(line["traces"][0])
+    return json.dumps(line)
+
+
+def put(path: str, value: Any) -> Any:
+    """``change`` setting the dotted ``path`` of a trace (``task.data.labels``) to ``value``."""
+
+    def change(obj: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        for key in parents:
+            obj = obj[int(key)] if isinstance(obj, list) else obj[key]
+        obj[int(last) if isinstance(obj, list) else last] = value
+
+    return change
+
+
+MALFORMED = [
+    # (what the trace gets, the reason the report gives for skipping it)
+    (
+        put("task.data.labels", [["INHIBITOR"]]),
+        "field task.data.labels[0] is a list of 1 items, not a DrugProt type name (or NO-RELATION)",
+    ),
+    (
+        put("task.data.labels", ["INHIBITORS"]),
+        "field task.data.labels[0] is the string 'INHIBITORS', not a DrugProt type name (or NO-RELATION)",
+    ),
+    (
+        put("task.data.labels", "INHIBITOR"),
+        "field task.data.labels is the string 'INHIBITOR', expected a non-empty list of DrugProt type names",
+    ),
+    (
+        put("task.data.labels", ["SUBSTRATE", "SUBSTRATE"]),
+        "field task.data.labels lists a type twice: SUBSTRATE, SUBSTRATE",
+    ),
+    (
+        put("task.data.labels", ["NO-RELATION", "SUBSTRATE"]),
+        "field task.data.labels: NO-RELATION must be the only label, of a task with with_no_relation true",
+    ),
+    (
+        put("task.data.with_no_relation", "yes"),
+        "field task.data.with_no_relation is the string 'yes', expected true or false",
+    ),
+    (put("task.data.pmid", ["12345"]), "field task.data.pmid is a list of 1 items, expected a string or an integer id"),
+    (
+        put("task.data.arg1", "T 1"),
+        "field task.data.arg1 is the string 'T 1': an id cannot hold whitespace or control characters",
+    ),
+    (
+        put("task.data.pmid", "\udc80"),
+        "field task.data.pmid is the string '\\udc80': an id cannot hold whitespace or control characters",
+    ),
+    (put("task.data", []), "field task.data is a list of 0 items, expected an object"),
+    (put("rewards.format.weight", "0.1"), "field rewards['format'].weight is the string '0.1', expected a number"),
+    (put("rewards.format", 0.1), "field rewards['format'] is the number 0.1, expected an object with score and weight"),
+    (put("reward", float("nan")), "field reward is the number nan, expected a finite number"),
+    (put("reward", float("-inf")), "field reward is the number -inf, expected a finite number"),
+    (put("reward", True), "field reward is true, expected a number"),
+    (put("errors", 5), "field errors is the number 5, expected a list"),
+    (put("errors", ["ProviderError"]), "field errors[0] is the string 'ProviderError', expected an object"),
+    (put("errors", [{"type": 7, "message": "x"}]), "field errors[0].type is the number 7, expected a string"),
+    (put("nodes", {"0": {}}), "field nodes is an object, expected a list"),
+    (
+        put("nodes.2.message.content", 7),
+        "field nodes[2].message.content is the number 7, expected a string or a list of parts",
+    ),
+    (
+        put("nodes.2.message.content", [{"type": "text", "text": ["E"]}]),
+        "field nodes[2].message.content[0].text is a list of 1 items, expected a string",
+    ),
+    (put("nodes.2.sampled", "yes"), "field nodes[2].sampled is the string 'yes', expected true or false"),
+    (
+        put("num_output_tokens", -1),
+        "field num_output_tokens is the number -1, expected a token count (a whole number >= 0)",
+    ),
+    (
+        put("num_output_tokens", 1.5),
+        "field num_output_tokens is the number 1.5, expected a token count (a whole number >= 0)",
+    ),
+    (
+        put("num_input_tokens", 10**400),
+        "field num_input_tokens is the number 10000000000000000000000…, expected a finite number",
+    ),
+    (put("calls.0.usage", [1]), "field calls[0].usage is a list of 1 items, expected an object"),
+    (put("calls.0.finish_reason", 3), "field calls[0].finish_reason is the number 3, expected a string"),
+    (put("info", "drugprot"), "field info is the string 'drugprot', expected an object"),
+    (put("is_timeout", "no"), "field is_timeout is the string 'no', expected true or false"),
+]
+
+
+@pytest.mark.parametrize(("change", "reason"), MALFORMED)
+def test_a_malformed_trace_is_skipped_with_its_line_and_reason(tmp_path: Path, change: Any, reason: str) -> None:
+    run = report.load_run(write_run(tmp_path / "run", [good_line(), mutated(change), good_line("T5")]))
+    assert [str(s) for s in run.corrupt] == [f"traces.jsonl:2: {reason}"]
+    assert [r.key for r in run.rollouts] == [(PMID, "T1", "T2"), (PMID, "T5", "T2")]
+    got = report.summarize(run)
+    assert (got["n_rollouts"], got["accuracy"], got["lines"]["records"]) == (2, 1.0, 3)
+    assert f"    traces.jsonl:2: {reason}" in report.format_report(got)
+
+
+BAD_LINES = [
+    (b"\xff\xfe{}", "not UTF-8 text (byte 0: invalid start byte); a corrupted file?"),
+    (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply to read"),
+    (
+        b"1" * 5000,
+        "invalid JSON (ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has "
+        "5000 d…); truncated write?",
+    ),
+    (b"[]", "not an episode: the line is a list of 0 items, expected an object"),
+    (b'"traces"', "not an episode: the line is the string 'traces', expected an object"),
+    (b'{"traces": "abc"}', "not an episode (no traces list)"),
+    (b'{"traces": []}', "episode without traces and without an error"),
+    (b'{"traces": ["x"]}', "trace is the string 'x', expected an object"),
+    (
+        b'{"traces": [{"task": {"data": {"question": "?"}}}]}',
+        "not a DrugProt rollout: task.data has none of pmid, arg1, arg2, labels",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason"), BAD_LINES)
+def test_a_bad_line_is_skipped_with_its_line_and_reason(tmp_path: Path, raw: bytes, reason: str) -> None:
+    run_dir = write_run(tmp_path / "run", [good_line()])
+    with (run_dir / "traces.jsonl").open("ab") as fh:
+        fh.write(raw + b"\n")
+    run = report.load_run(run_dir)
+    assert [str(s) for s in run.corrupt] == [f"traces.jsonl:2: {reason}"]
+    assert len(run.rollouts) == 1
+
+
+def test_nesting_that_json_reads_is_reported_without_recursion(tmp_path: Path) -> None:
+    deep: Any = "INHIBITOR"
+    for _ in range(500):
+        deep = [deep]
+    run = report.load_run(write_run(tmp_path / "run", [good_line(), mutated(put("task.data.labels", deep))]))
+    assert [str(s) for s in run.corrupt] == [
+        "traces.jsonl:2: field task.data.labels[0] is a list of 1 items, not a DrugProt type name (or NO-RELATION)"
+    ]
+
+
+def test_a_malformed_prediction_record_is_rescored_not_skipped(tmp_path: Path) -> None:
+    record_label_list = put("info.drugprot.label", ["K"])
+    record_reason_object = put("info.drugprot", {"label": None, "invalid_reason": {"why": 1}, "format_reason": None})
+    run = report.load_run(write_run(tmp_path / "run", [mutated(record_label_list), mutated(record_reason_object)]))
+    assert run.corrupt == []
+    assert [(r.label, r.rescored) for r in run.rollouts] == [("SUBSTRATE", True), ("SUBSTRATE", True)]
+
+
+def test_a_multi_trace_episode_is_one_record_per_trace(tmp_path: Path) -> None:
+    line = json.loads(episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"), trace("T3", "T2", ["SUBSTRATE"], None)))
+    line["traces"][1]["task"]["data"]["labels"] = []
+    run = report.load_run(write_run(tmp_path / "run", [json.dumps(line)]))
+    assert [str(s) for s in run.corrupt] == [
+        "traces.jsonl:1 trace 1: field task.data.labels is a list of 0 items, expected a non-empty list of DrugProt "
+        "type names"
+    ]
+    assert (run.lines, len(run.rollouts), report.summarize(run)["lines"]["records"]) == (1, 1, 2)
+
+
+def test_json_output_is_strict_even_for_extreme_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    huge = [mutated(put("reward", 1e308)), mutated(put("reward", 1e308)), mutated(put("reward", float("nan")))]
+    assert cli_main(["report", "--json", str(write_run(tmp_path / "run", huge))]) == 0
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    payload = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert (payload["mean_reward"], payload["n_rollouts"], payload["lines"]["corrupt"]) == (1e308, 2, 1)
+
+
+# ------------------------------------------------------------------------------- unidentified tasks
+
+
+def test_a_rollout_whose_task_cannot_be_identified_is_counted_not_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(
+        tmp_path / "run",
+        [
+            good_line(),
+            mutated(put("task.data.pmid", "")),
+            mutated(put("task.data.arg2", None)),
+            mutated(lambda t: t["task"]["data"].pop("arg1")),
+        ],
+    )
+    run = report.load_run(run_dir)
+    assert [str(s) for s in run.unidentified] == [
+        "traces.jsonl:2: task cannot be identified: field task.data.pmid is empty",
+        "traces.jsonl:3: task cannot be identified: field task.data.arg2 is missing",
+        "traces.jsonl:4: task cannot be identified: field task.data.arg1 is missing",
+    ]
+    assert (run.corrupt, len(run.rollouts)) == ([], 1)
+    assert cli_main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "  read 4 lines, 4 records: 1 rollouts, 0 skipped, 3 of unidentified tasks\n" in out
+    assert "  3 rollouts of a task that cannot be identified (counted, not scored):\n" in out
+    assert "    traces.jsonl:2: task cannot be identified: field task.data.pmid is empty\n" in out
+
+
+def test_a_legacy_row_whose_task_cannot_be_identified_is_counted(tmp_path: Path) -> None:
+    info = {"pmid": " ", "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"]}
+    good = {**info, "pmid": PMID}
+    rows = [{"completion": "\\boxed{E}", "info": good}, {"completion": "\\boxed{E}", "info": info}]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = report.load_run(tmp_path / "results.jsonl")
+    assert [str(s) for s in run.unidentified] == [
+        "results.jsonl:2: task cannot be identified: field info.pmid is empty"
+    ]
+    assert len(run.rollouts) == 1
+
+
+# ------------------------------------------------------------------------------- failed runs
+
+
+def provider_error(arg1: str, message: str = "upstream 401: missing API key") -> str:
+    """A rollout that failed before any reply (what a run without an API key writes)."""
+    failed = trace(arg1, "T2", ["INHIBITOR"], None, record=False)
+    failed.update(nodes=failed["nodes"][:2], calls=[], errors=[{"type": "ProviderError", "message": message}])
+    failed.update(num_input_tokens=0, num_output_tokens=0, rewards={"accuracy": None, "format": None})
+    return episode(failed)
+
+
+def test_a_run_where_most_rollouts_errored_is_flagged_first_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "nokey", [provider_error("T1"), provider_error("T3"), good_line("T5")])
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv)]) == report.EXIT_FAILED_RUN == 3
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:3] == [
+        "drugprot report: FAILED RUN nokey: 2 of 3 rollouts (66.7%) errored without an answer (ProviderError 2)",
+        "  first error: ProviderError: upstream 401: missing API key",
+        "  The figures below measure the failure, not the model. Check the endpoint, model name and API key (or the "
+        "harness log), then re-run.",
+    ]
+    assert captured.err.splitlines() == [
+        "not written (--export-tsv): the run failed; pass --allow-errors to write them anyway",
+        "nokey: FAILED RUN, 2 of 3 rollouts errored without an answer (ProviderError 2); exit 3 (--allow-errors "
+        "reports it with exit 0)",
+    ]
+    assert not tsv.exists()
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv), "--allow-errors"]) == 0
+    assert tsv.read_text(encoding="utf-8") == f"{PMID}\tINHIBITOR\tArg1:T5\tArg2:T2\n"
+    assert capsys.readouterr().out.startswith("drugprot report: FAILED RUN nokey")
+    assert cli_main(["report", "--json", str(run_dir)]) == 3
+    payload = json.loads(capsys.readouterr().out)
+    assert list(payload)[:2] == ["failed", "errored"]
+    assert payload["errored"] == {
+        "failed": True,
+        "rollouts": 2,
+        "rate": 2 / 3,
+        "types": {"ProviderError": 2},
+        "example": "ProviderError: upstream 401: missing API key",
+    }
+    assert payload["invalid_reasons"] == {"rollout_error: ProviderError": 2}
+
+
+def test_half_the_rollouts_errored_is_not_a_failed_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = write_run(tmp_path / "half", [provider_error("T1"), good_line("T5")])
+    assert cli_main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("drugprot report: half (verifiers v1 traces.jsonl)\n")
+    assert "  errored: 1 of 2 rollouts (50.0%) recorded an error and gave no answer: ProviderError 1\n" in out
+
+
+def test_an_error_with_an_answer_is_not_an_errored_rollout() -> None:
+    answered = report.Rollout(PMID, "T1", "T2", ("INHIBITOR",), False, "INHIBITOR", error="TaskError")
+    unanswered = report.Rollout(PMID, "T1", "T2", ("INHIBITOR",), False, None, error="TaskError")
+    no_error = report.Rollout(PMID, "T1", "T2", ("INHIBITOR",), False, None, "no_boxed_answer")
+    assert [r.errored for r in (answered, unanswered, no_error)] == [False, True, False]
+    assert report.errored_summary([answered, unanswered, no_error])["failed"] is False
+    assert report.errored_summary([answered, unanswered, unanswered])["failed"] is True
+
+
+def test_an_episode_without_traces_that_errored_is_an_errored_rollout(tmp_path: Path) -> None:
+    task = json.loads(good_line("T7"))["task"]
+    env_error = {
+        "id": "e",
+        "task": task,
+        "ok": False,
+        "traces": [],
+        "errors": [{"type": "EnvError", "message": "run() raised"}],
+    }
+    timed_out = trace("T8", "T2", ["INHIBITOR"], None, record=False)
+    timed_out.update(nodes=timed_out["nodes"][:2], calls=[], is_timeout=True, stop_condition="agent_timeout")
+    run = report.load_run(write_run(tmp_path / "run", [json.dumps(env_error), episode(timed_out)]))
+    assert [(r.arg1, r.error, r.error_message, r.invalid_reason) for r in run.rollouts] == [
+        ("T7", "EnvError", "run() raised", "rollout_error: EnvError"),
+        ("T8", "agent_timeout", None, "rollout_error: agent_timeout"),
+    ]
+
+
+def test_a_legacy_row_with_an_error_object_is_an_errored_rollout(tmp_path: Path) -> None:
+    info = {"pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"]}
+    error = {"error": "ModelError", "message": "Connection error.", "error_chain_repr": "", "error_chain_str": ""}
+    rows = [{"completion": [], "info": info, "error": error, "reward": 0.0}, {"completion": [], "info": "{nope"}]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = report.load_run(tmp_path / "results.jsonl")
+    assert [(r.error, r.error_message, r.errored) for r in run.rollouts] == [("ModelError", "Connection error.", True)]
+    assert [str(s) for s in run.corrupt] == [
+        "results.jsonl:2: field info is a string that is not JSON: invalid JSON (JSONDecodeError: Expecting property "
+        "name enclosed in double quotes: line 1 column 2 (char 1)); truncated write?"
+    ]
+    assert report.summarize(run)["failed"] is True
+
+
+def test_a_comparison_flags_the_failed_run_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = write_run(tmp_path / "nokey", [provider_error("T1")])
+    assert cli_main(["report", str(multilabel_run(tmp_path)), str(failed)]) == 3
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        "drugprot report: [2] FAILED RUN nokey: 1 of 1 rollouts errored without an answer (ProviderError: upstream "
+        "401: missing API key); its figures measure the failure",
+        "drugprot report: comparison",
+    ]
+
+
+# ------------------------------------------------------------------------------- property: random corruption
+
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and infinities included: json.dumps writes them, json.loads reads them back
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=6)  # lone surrogates included
+    | st.sampled_from(["", " ", "\t", "INHIBITOR", "NO-RELATION", "E", "T1", PMID])
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+PROPERTY = settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every position in a JSON value (not the root itself)."""
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    out = []
+    for key, child in children:
+        out.append((*prefix, key))
+        out += paths(child, (*prefix, key))
+    return out
+
+
+def corrupt(data: st.DataObject, value: Any) -> bytes:
+    """``value`` serialized after 1-3 random edits (replace or delete anywhere), or its bytes cut or garbled."""
+    for _ in range(data.draw(st.integers(1, 3))):
+        where = data.draw(st.sampled_from(paths(value)))
+        parent = value
+        for key in where[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and data.draw(st.booleans()):
+            del parent[where[-1]]
+        else:
+            parent[where[-1]] = data.draw(JSON_VALUES)
+        if not paths(value):
+            break
+    raw = json.dumps(value).encode("utf-8", "surrogatepass")
+    damage = data.draw(st.sampled_from(["none", "none", "cut", "bytes"]))
+    if damage == "cut":
+        return raw[: data.draw(st.integers(0, len(raw)))]
+    if damage == "bytes":
+        at = data.draw(st.integers(0, len(raw)))
+        return raw[:at] + data.draw(st.binary(min_size=1, max_size=4)) + raw[at:]
+    return raw
+
+
+def records_in(raw: bytes, legacy: bool) -> int:
+    """How many records a non-blank line holds: one, or one per trace of an episode line."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return 1
+    traces = value.get("traces") if isinstance(value, dict) and not legacy else None
+    return len(traces) if isinstance(traces, list) and traces else 1
+
+
+def check_report_survives(lines: list[bytes], legacy: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("results.jsonl" if legacy else "traces.jsonl")
+        path.write_bytes(b"".join(line.replace(b"\n", b" ") + b"\n" for line in lines))
+        run = report.load_run(path)
+        read = [line for line in lines if line.replace(b"\n", b" ").strip()]
+        assert run.lines == len(read)
+        assert len(run.rollouts) + len(run.corrupt) + len(run.unidentified) == sum(records_in(x, legacy) for x in read)
+        got = report.summarize(run)
+        assert got["lines"]["records"] == got["n_rollouts"] + got["lines"]["corrupt"] + got["lines"]["unidentified"]
+        text = json.dumps(got, allow_nan=False)
+        assert json.loads(text) == got
+        report.format_report(got).encode("utf-8")  # printable: no lone surrogate reaches the text
+        assert report.export_tsv(run, Path(tmp) / "pred.tsv") <= got["n_tasks"]
+
+
+@PROPERTY
+@given(st.data())
+def test_random_corruption_of_v1_lines_never_crashes_and_counts_add_up(data: st.DataObject) -> None:
+    good = [good_line().encode()]  # one intact line, so the run always has a rollout to report
+    templates = [
+        trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE"),
+        trace("T4", "T5", ["NO-RELATION"], None, with_nr=True, invalid_reason="no_boxed_answer"),
+        trace("T6", "T5", ["AGONIST", "ANTAGONIST"], "AGONIST", record=False),
+        json.loads(provider_error("T7"))["traces"][0],
+    ]
+    bad = [corrupt(data, json.loads(episode(data.draw(st.sampled_from(templates))))) for _ in range(3)]
+    check_report_survives(data.draw(st.permutations(good + bad)), legacy=False)
+
+
+@PROPERTY
+@given(st.data())
+def test_random_corruption_of_legacy_rows_never_crashes_and_counts_add_up(data: st.DataObject) -> None:
+    info = {"pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"], "with_no_relation": False}
+    row = {
+        "completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}],
+        "info": info,
+        "reward": 1.1,
+        "token_usage": {"input_tokens": 5.0, "output_tokens": 2.0},
+        "is_truncated": False,
+        "error": None,
+    }
+    rows = [
+        {**row, "info": {**info, "drugprot": {"label": "INHIBITOR", "invalid_reason": None}}},
+        {**row, "info": json.dumps(info)},
+        {**row, "completion": "\\boxed{K}"},
+    ]
+    bad = [corrupt(data, json.loads(json.dumps(data.draw(st.sampled_from(rows))))) for _ in range(3)]
+    check_report_survives(data.draw(st.permutations([json.dumps(row).encode(), *bad])), legacy=True)
 
 
 # ------------------------------------------------------------------------------- legacy runs, comparison, plot
