@@ -1054,3 +1054,29 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_jsonl: Path) -> No
         "90000001\tINHIBITOR\tArg1:T3\tArg2:T4",
         "90000001\tSUBSTRATE\tArg1:T5\tArg2:T4",
     ]
+
+
+def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
+    tmp_path: Path, fixture_jsonl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer(scripted_responder({}), api_key="the-right-key") as server:
+        extra = ["--env.taskset.data-path", str(fixture_jsonl), "--env.taskset.split", "train"]
+        run_dir = run_vf_eval(
+            "drugprot",
+            server.base_url,
+            tmp_path / "outputs",
+            n=2,
+            extra_args=extra,
+            api_key="a-wrong-key",
+            require_ok=False,
+        )
+    # vf-eval itself exits 0 here; the report does not let the run pass as a result.
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tmp_path / "pred.tsv")]) == 3
+    banner, first_error = capsys.readouterr().out.splitlines()[:2]
+    assert banner == (
+        f"drugprot report: FAILED RUN {run_dir.name}: 2 of 2 rollouts (100.0%) errored without an answer "
+        "(ProviderError 2)"
+    )
+    assert first_error.startswith("  first error: ProviderError: ")
+    assert "invalid or missing API key" in first_error  # the server's own message, relayed
+    assert not (tmp_path / "pred.tsv").exists()
