@@ -640,6 +640,18 @@ def test_json_output_is_strict_even_for_extreme_values(tmp_path: Path, capsys: p
     assert (payload["mean_reward"], payload["n_rollouts"], payload["lines"]["corrupt"]) == (1e308, 2, 1)
 
 
+def test_text_taken_from_a_trace_is_always_printable(tmp_path: Path) -> None:
+    error_type = json.loads(provider_error("T1"))
+    error_type["traces"][0]["errors"][0].update(type="Bad\udc80Error", message="no \ud800 route")
+    reason = put("info.drugprot", {"label": None, "invalid_reason": "odd\udc80", "format_reason": None})
+    run = report.load_run(write_run(tmp_path / "run", [json.dumps(error_type), mutated(reason), good_line()]))
+    text = report.format_report(report.summarize(run))
+    text.encode("utf-8")  # a lone surrogate would make print() fail here
+    assert "and gave no answer: Bad\\udc80Error 1\n" in text
+    assert "(66.7%): rollout_error: Bad\\udc80Error 1, odd\\udc80 1\n" in text
+    assert run.rollouts[0].error_message == "no \\ud800 route"
+
+
 # ------------------------------------------------------------------------------- unidentified tasks
 
 
@@ -795,7 +807,7 @@ JSON_LEAVES = (
     | st.integers()
     | st.floats()  # NaN and infinities included: json.dumps writes them, json.loads reads them back
     | st.text(st.characters(codec=None, exclude_categories=()), max_size=6)  # lone surrogates included
-    | st.sampled_from(["", " ", "\t", "INHIBITOR", "NO-RELATION", "E", "T1", PMID])
+    | st.sampled_from(["", " ", "\t", "\udc80", "INHIBITOR", "NO-RELATION", "E", "T1", PMID])
 )
 JSON_VALUES = st.recursive(
     JSON_LEAVES,

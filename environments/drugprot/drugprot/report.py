@@ -521,11 +521,11 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
     errors = _objects(trace, "errors", "errors")
     types = [_string(e, "type", f"errors[{i}].type") or "error" for i, e in enumerate(errors)]
     messages = [_string(e, "message", f"errors[{i}].message") for i, e in enumerate(errors)]
-    error, message = (types[-1], messages[-1]) if errors else (None, None)
+    error, message = (_short(types[-1]), messages[-1]) if errors else (None, None)
     timed_out = _flag(trace, "is_timeout", "is_timeout")
     stop = _string(trace, "stop_condition", "stop_condition")
     if error is None and timed_out:  # a stage deadline expired: recorded as a stop, not as an error
-        error = stop or "timeout"
+        error = _short(stop or "timeout")
     info = _object(trace, "info", "info")
     record = None if "TaskError" in types else _record(info)  # a failed scorer's record is not trusted
     reply = None
@@ -562,7 +562,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
         output_tokens=output_tokens,
         truncated=finish == "length",
         rescored=rescored,
-        error=None if error is None else _short(error),
+        error=error,
         error_message=None if message is None else _short(message, 300),
     )
 
