@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from drugprot import report
 from drugprot.cli import main as cli_main
@@ -49,46 +52,86 @@ def trace(
     pmid: str = PMID,
 ) -> dict[str, Any]:
     """One v1 trace of a DrugProt task; ``record=False`` leaves out ``info["drugprot"]`` (an older run)."""
-    data = {"idx": 0, "name": f"{pmid}:{arg1}:{arg2}", "prompt": "...", "system_prompt": "...", "pmid": pmid,
-            "arg1": arg1, "arg2": arg2, "labels": gold, "chemical": "x", "gene": "y", "with_no_relation": with_nr}
+    data = {
+        "idx": 0,
+        "name": f"{pmid}:{arg1}:{arg2}",
+        "prompt": "...",
+        "system_prompt": "...",
+        "pmid": pmid,
+        "arg1": arg1,
+        "arg2": arg2,
+        "labels": gold,
+        "chemical": "x",
+        "gene": "y",
+        "with_no_relation": with_nr,
+    }
     correct = float(label is not None and label in gold)
     info = {}
     if record:
-        info["drugprot"] = {"letter": letter_of(label) if label else None, "label": label,
-                            "invalid_reason": invalid_reason if label is None else None,
-                            "format_reason": invalid_reason if label is None else None}
+        info["drugprot"] = {
+            "letter": letter_of(label) if label else None,
+            "label": label,
+            "invalid_reason": invalid_reason if label is None else None,
+            "format_reason": invalid_reason if label is None else None,
+        }
     return {
-        "version": 1, "id": "t", "verifiers": {"version": "0.4.0"},
+        "version": 1,
+        "id": "t",
+        "verifiers": {"version": "0.4.0"},
         "task": {"type": "DrugprotTask", "data": data, "key": data["name"], "hash": "h"},
         "nodes": [
             {"message": {"role": "system", "content": "..."}, "sampled": False},
             {"parent": 0, "message": {"role": "user", "content": "..."}, "sampled": False},
             {"parent": 1, "message": {"role": "assistant", "content": reply_for(label, text=reply)}, "sampled": True},
         ],
-        "calls": [{"node": 2, "model": "m", "finish_reason": "stop",
-                   "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]}}],
-        "rewards": {"accuracy": {"score": correct, "weight": 1.0},
-                    "format": {"score": 1.0 if label else 0.0, "weight": 0.1}},
+        "calls": [
+            {
+                "node": 2,
+                "model": "m",
+                "finish_reason": "stop",
+                "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+            }
+        ],
+        "rewards": {
+            "accuracy": {"score": correct, "weight": 1.0},
+            "format": {"score": 1.0 if label else 0.0, "weight": 0.1},
+        },
         "metrics": {"answered": float(label is not None)},
         "info": info,
-        "is_completed": True, "ok": not errors, "stop_condition": "agent_completed", "errors": errors or [],
-        "num_input_tokens": tokens[0], "num_output_tokens": tokens[1], "num_total_tokens": sum(tokens),
+        "is_completed": True,
+        "ok": not errors,
+        "stop_condition": "agent_completed",
+        "errors": errors or [],
+        "num_input_tokens": tokens[0],
+        "num_output_tokens": tokens[1],
+        "num_total_tokens": sum(tokens),
     }
 
 
 def episode(*traces: dict[str, Any]) -> str:
     """One ``traces.jsonl`` line."""
-    return json.dumps({"id": "e", "env": {"id": "drugprot"}, "task": traces[0]["task"], "run": {"type": "eval"},
-                       "ok": True, "errors": [], "traces": list(traces)})
+    return json.dumps(
+        {
+            "id": "e",
+            "env": {"id": "drugprot"},
+            "task": traces[0]["task"],
+            "run": {"type": "eval"},
+            "ok": True,
+            "errors": [],
+            "traces": list(traces),
+        }
+    )
 
 
 def write_run(directory: Path, lines: list[str], *, negatives: Any = 0, limit: int | None = None) -> Path:
     """A v1 run dir: ``traces.jsonl`` plus the resolved config the report reads the setting from."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "traces.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    config = {"model": "test-model", "env": {"taskset": {"split": "validation", "data_path": None,
-                                                          "negatives": negatives, "num_tasks": None}},
-              "select": {"limit": limit, "skip": 0, "include": {"idx": []}, "exclude": {"idx": []}}}
+    config = {
+        "model": "test-model",
+        "env": {"taskset": {"split": "validation", "data_path": None, "negatives": negatives, "num_tasks": None}},
+        "select": {"limit": limit, "skip": 0, "include": {"idx": []}, "exclude": {"idx": []}},
+    }
     (directory / "configs" / "resolved").mkdir(parents=True, exist_ok=True)
     (directory / "configs" / "resolved" / "eval.json").write_text(json.dumps(config), encoding="utf-8")
     return directory
@@ -103,15 +146,19 @@ def close(value: float, fraction: Fraction) -> bool:
 
 def multilabel_run(tmp_path: Path) -> Path:
     """Seven tasks with NO-RELATION offered, one rollout each (figures computed by hand in the tests)."""
-    return write_run(tmp_path / "multilabel", [
-        episode(trace("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR", with_nr=True)),   # TP E, FN K
-        episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE", with_nr=True)),                # TP K
-        episode(trace("T4", "T5", ["AGONIST"], "ANTAGONIST", with_nr=True)),                 # FP I, FN F
-        episode(trace("T6", "T5", ["NO-RELATION"], "INHIBITOR", with_nr=True)),              # FP E
-        episode(trace("T7", "T5", ["NO-RELATION"], "NO-RELATION", with_nr=True)),            # nothing
-        episode(trace("T8", "T9", ["ACTIVATOR"], None, with_nr=True, invalid_reason="no_boxed_answer")),  # FN D
-        episode(trace("T10", "T9", ["INDIRECT-UPREGULATOR", "ACTIVATOR"], "NO-RELATION", with_nr=True)),  # FN B, D
-    ], negatives="all")
+    return write_run(
+        tmp_path / "multilabel",
+        [
+            episode(trace("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR", with_nr=True)),  # TP E, FN K
+            episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE", with_nr=True)),  # TP K
+            episode(trace("T4", "T5", ["AGONIST"], "ANTAGONIST", with_nr=True)),  # FP I, FN F
+            episode(trace("T6", "T5", ["NO-RELATION"], "INHIBITOR", with_nr=True)),  # FP E
+            episode(trace("T7", "T5", ["NO-RELATION"], "NO-RELATION", with_nr=True)),  # nothing
+            episode(trace("T8", "T9", ["ACTIVATOR"], None, with_nr=True, invalid_reason="no_boxed_answer")),  # FN D
+            episode(trace("T10", "T9", ["INDIRECT-UPREGULATOR", "ACTIVATOR"], "NO-RELATION", with_nr=True)),  # FN B, D
+        ],
+        negatives="all",
+    )
 
 
 def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_path: Path) -> None:
@@ -132,11 +179,22 @@ def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_pat
     assert (per["SUBSTRATE"]["precision"], per["SUBSTRATE"]["recall"], per["SUBSTRATE"]["support"]) == (1.0, 0.5, 2)
     assert (per["ANTAGONIST"]["f1"], per["ANTAGONIST"]["support"], per["ANTAGONIST"]["predicted"]) == (0.0, 0, 1)
     assert {name: c["support"] for name, c in per.items() if c["support"]} == {
-        "INDIRECT-UPREGULATOR": 1, "ACTIVATOR": 2, "INHIBITOR": 1, "AGONIST": 1, "SUBSTRATE": 2}
+        "INDIRECT-UPREGULATOR": 1,
+        "ACTIVATOR": 2,
+        "INHIBITOR": 1,
+        "AGONIST": 1,
+        "SUBSTRATE": 2,
+    }
     # Accuracy: T1:T2 (E is gold), T3:T2 and the NO-RELATION T7:T5 are right.
     assert close(got["accuracy"], Fraction(3, 7))
-    assert got["no_relation"] == {"letter": "N", "precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2,
-                                  "predicted": 2}
+    assert got["no_relation"] == {
+        "letter": "N",
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "support": 2,
+        "predicted": 2,
+    }
     assert close(got["invalid_rate"], Fraction(1, 7))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1}
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"]) == (7, 7, 0)
@@ -149,7 +207,7 @@ def test_multilabel_confusion_matrix(tmp_path: Path) -> None:
     assert labels[-1] == "NO-RELATION" and columns[-1] == report.INVALID and len(matrix) == 14
     cells = {(labels[i], columns[j]): v for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
     assert cells == {
-        ("INHIBITOR", "INHIBITOR"): 1,          # right on a multi-label pair: its diagonal
+        ("INHIBITOR", "INHIBITOR"): 1,  # right on a multi-label pair: its diagonal
         ("SUBSTRATE", "SUBSTRATE"): 1,
         ("AGONIST", "ANTAGONIST"): 1,
         ("NO-RELATION", "INHIBITOR"): 1,
@@ -162,17 +220,35 @@ def test_multilabel_confusion_matrix(tmp_path: Path) -> None:
 def test_text_report_names_every_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["report", str(multilabel_run(tmp_path))]) == 0
     out = capsys.readouterr().out
-    for expected in ("7 tasks, 7 rollouts", "micro, rollouts pooled      0.500  0.286  0.364      2      2      5",
-                     "NO-RELATION (not scored)", "Confusion matrix", "Invalid replies: 1 of 7 (14.3%): "
-                     "no_boxed_answer 1", "negatives=all over the whole validation split: comparable"):
+    for expected in (
+        "7 tasks, 7 rollouts",
+        "micro, rollouts pooled      0.500  0.286  0.364      2      2      5",
+        "NO-RELATION (not scored)",
+        "Confusion matrix",
+        "Invalid replies: 1 of 7 (14.3%): no_boxed_answer 1",
+        "negatives=all over the whole validation split: comparable",
+    ):
         assert expected in out
 
 
 def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["report", "--json", str(multilabel_run(tmp_path))]) == 0
     payload = json.loads(capsys.readouterr().out)
-    for key in ("n_tasks", "n_rollouts", "accuracy", "micro_precision", "micro_recall", "micro_f1", "macro_f1",
-                "per_class", "invalid_rate", "confusion", "majority", "tokens", "setting"):
+    for key in (
+        "n_tasks",
+        "n_rollouts",
+        "accuracy",
+        "micro_precision",
+        "micro_recall",
+        "micro_f1",
+        "macro_f1",
+        "per_class",
+        "invalid_rate",
+        "confusion",
+        "majority",
+        "tokens",
+        "setting",
+    ):
         assert key in payload
     assert list(payload["per_class"]) == list(RELATION_NAMES)
 
@@ -182,19 +258,25 @@ def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def rollouts_run(tmp_path: Path, name: str = "rollouts") -> Path:
     """Three positive-only tasks x three rollouts, written out of order (as async runs finish)."""
-    a, b, c = ("T1", "T2", ["INHIBITOR"]), ("T3", "T2", ["SUBSTRATE"]), ("T4", "T5", ["INDIRECT-DOWNREGULATOR",
-                                                                                     "INDIRECT-UPREGULATOR"])
-    return write_run(tmp_path / name, [
-        episode(trace(*a, "INHIBITOR")),
-        episode(trace(*b, "INHIBITOR")),
-        episode(trace(*c, "INDIRECT-UPREGULATOR")),
-        episode(trace(*a, "INHIBITOR")),
-        episode(trace(*b, None, invalid_reason="unterminated_think")),
-        episode(trace(*c, "INDIRECT-DOWNREGULATOR")),
-        episode(trace(*a, "SUBSTRATE")),
-        episode(trace(*b, "SUBSTRATE")),
-        episode(trace(*c, "DIRECT-REGULATOR")),
-    ])
+    a, b, c = (
+        ("T1", "T2", ["INHIBITOR"]),
+        ("T3", "T2", ["SUBSTRATE"]),
+        ("T4", "T5", ["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"]),
+    )
+    return write_run(
+        tmp_path / name,
+        [
+            episode(trace(*a, "INHIBITOR")),
+            episode(trace(*b, "INHIBITOR")),
+            episode(trace(*c, "INDIRECT-UPREGULATOR")),
+            episode(trace(*a, "INHIBITOR")),
+            episode(trace(*b, None, invalid_reason="unterminated_think")),
+            episode(trace(*c, "INDIRECT-DOWNREGULATOR")),
+            episode(trace(*a, "SUBSTRATE")),
+            episode(trace(*b, "SUBSTRATE")),
+            episode(trace(*c, "DIRECT-REGULATOR")),
+        ],
+    )
 
 
 def test_accuracy_over_rollouts_and_majority_vote(tmp_path: Path) -> None:
@@ -247,9 +329,15 @@ def test_export_skips_no_relation_and_invalid_and_sorts_ids_naturally(tmp_path: 
     )
     assert read_relations_tsv(path) == report.prediction_rows(run.rollouts)
     gold = read_relations_tsv(tmp_path / "gold" / "gold_relations.tsv")
-    assert gold == [(PMID, "T1", "T2", "INHIBITOR"), (PMID, "T1", "T2", "SUBSTRATE"), (PMID, "T3", "T2", "SUBSTRATE"),
-                    (PMID, "T4", "T5", "AGONIST"), (PMID, "T8", "T9", "ACTIVATOR"),
-                    (PMID, "T10", "T9", "INDIRECT-UPREGULATOR"), (PMID, "T10", "T9", "ACTIVATOR")]
+    assert gold == [
+        (PMID, "T1", "T2", "INHIBITOR"),
+        (PMID, "T1", "T2", "SUBSTRATE"),
+        (PMID, "T3", "T2", "SUBSTRATE"),
+        (PMID, "T4", "T5", "AGONIST"),
+        (PMID, "T8", "T9", "ACTIVATOR"),
+        (PMID, "T10", "T9", "INDIRECT-UPREGULATOR"),
+        (PMID, "T10", "T9", "ACTIVATOR"),
+    ]
     assert (tmp_path / "gold" / "pmids.txt").read_text(encoding="utf-8") == f"{PMID}\n"
     # The exported predictions against the exported gold give the report's majority figures.
     scores = score_relations(gold, read_relations_tsv(path))
@@ -264,26 +352,42 @@ def test_corrupt_truncated_and_foreign_lines_are_counted_not_fatal(tmp_path: Pat
     foreign = json.loads(good)
     del foreign["traces"][0]["task"]["data"]["labels"]
     foreign["task"] = foreign["traces"][0]["task"]
-    run_dir = write_run(tmp_path / "corrupt", [
-        good,
-        "{not json",
-        "",
-        json.dumps(foreign),
-        json.dumps({"hello": "world"}),
-        episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE")),
-    ])
+    run_dir = write_run(
+        tmp_path / "corrupt",
+        [
+            good,
+            "{not json",
+            "",
+            json.dumps(foreign),
+            json.dumps({"hello": "world"}),
+            episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE")),
+        ],
+    )
     with (run_dir / "traces.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(good[: len(good) // 2])  # a crash mid-write: no newline, cut JSON
     run = report.load_run(run_dir)
     assert len(run.rollouts) == 2
     assert run.lines == 6
-    assert len(run.corrupt) == 4
-    assert run.corrupt[0].startswith("traces.jsonl:2: invalid JSON")
-    assert run.corrupt[1].startswith("traces.jsonl:4: field task.data.labels")
-    assert run.corrupt[2] == "traces.jsonl:5: not an episode (no traces list)"
-    assert run.corrupt[3].startswith("traces.jsonl:7: invalid JSON")
+    skipped = [str(skip) for skip in run.corrupt]
+    assert skipped == [
+        "traces.jsonl:2: invalid JSON (JSONDecodeError: Expecting property name enclosed in double quotes: line 1 "
+        "column 2 (char 1)); truncated write?",
+        "traces.jsonl:4: field task.data.labels is null, expected a non-empty list of DrugProt type names",
+        "traces.jsonl:5: not an episode (no traces list)",
+        skipped[3],
+    ]
+    assert skipped[3].startswith("traces.jsonl:7: invalid JSON (JSONDecodeError: ")
     got = report.summarize(run)
-    assert got["lines"]["corrupt"] == 4 and got["accuracy"] == 1.0
+    assert got["lines"] == {
+        "read": 6,
+        "blank": 1,
+        "records": 6,
+        "corrupt": 4,
+        "unidentified": 0,
+        "corrupt_lines": skipped,
+        "unidentified_lines": [],
+    }
+    assert got["accuracy"] == 1.0
 
 
 def test_a_run_without_any_rollout_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -296,21 +400,37 @@ def test_a_run_without_any_rollout_is_an_error(tmp_path: Path, capsys: pytest.Ca
 
 def test_traces_without_a_record_or_with_a_scoring_error_are_rescored(tmp_path: Path) -> None:
     task_error = [{"type": "TaskError", "message": "boom", "status_code": None, "traceback": None}]
-    run_dir = write_run(tmp_path / "rescore", [
-        # An older run: no info["drugprot"]; the reply names K.
-        episode(trace("T1", "T2", ["SUBSTRATE"], "SUBSTRATE", record=False)),
-        # Scoring failed: the record is ignored (it says E) and the reply (K) is re-scored.
-        episode({**trace("T3", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}"),
-                 "errors": task_error}),
-        # A usable record wins over the reply text.
-        episode(trace("T4", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}")),
-        # No reply at all and a provider error: invalid, with the error type as the reason.
-        episode({**trace("T5", "T2", ["SUBSTRATE"], None, record=False),
-                 "nodes": [], "errors": [{"type": "ProviderError", "message": "upstream 500"}]}),
-    ])
+    run_dir = write_run(
+        tmp_path / "rescore",
+        [
+            # An older run: no info["drugprot"]; the reply names K.
+            episode(trace("T1", "T2", ["SUBSTRATE"], "SUBSTRATE", record=False)),
+            # Scoring failed: the record is ignored (it says E) and the reply (K) is re-scored.
+            episode(
+                {
+                    **trace("T3", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}"),
+                    "errors": task_error,
+                }
+            ),
+            # A usable record wins over the reply text.
+            episode(trace("T4", "T2", ["SUBSTRATE"], "INHIBITOR", reply="<think>x</think>\\boxed{K}")),
+            # No reply at all and a provider error: invalid, with the error type as the reason.
+            episode(
+                {
+                    **trace("T5", "T2", ["SUBSTRATE"], None, record=False),
+                    "nodes": [],
+                    "errors": [{"type": "ProviderError", "message": "upstream 500"}],
+                }
+            ),
+        ],
+    )
     run = report.load_run(run_dir)
     assert [(r.label, r.rescored) for r in run.rollouts] == [
-        ("SUBSTRATE", True), ("SUBSTRATE", True), ("INHIBITOR", False), (None, False)]
+        ("SUBSTRATE", True),
+        ("SUBSTRATE", True),
+        ("INHIBITOR", False),
+        (None, False),
+    ]
     assert run.rollouts[3].invalid_reason == "rollout_error: ProviderError"
     got = report.summarize(run)
     assert got["rescored"] == 2 and got["invalid_reasons"] == {"rollout_error: ProviderError": 1}
@@ -322,12 +442,475 @@ def test_tokens_come_from_the_trace_or_else_from_the_calls(tmp_path: Path) -> No
     for key in ("num_input_tokens", "num_output_tokens", "num_total_tokens"):
         del older[key]  # verifiers 0.3.1 traces carry usage in calls only
     older["calls"][0]["finish_reason"] = "length"
-    run = report.load_run(write_run(tmp_path / "tokens", [
-        episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", tokens=(100, 10))), episode(older)]))
+    run = report.load_run(
+        write_run(
+            tmp_path / "tokens",
+            [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", tokens=(100, 10))), episode(older)],
+        )
+    )
     tokens = report.summarize(run)["tokens"]
-    assert tokens == {"rollouts_with_usage": 2, "mean_input": 200.0, "mean_output": 20.0, "max_output": 30,
-                      "total_input": 400, "total_output": 40, "truncated": 1}
+    assert tokens == {
+        "rollouts_with_usage": 2,
+        "mean_input": 200.0,
+        "mean_output": 20.0,
+        "max_output": 30,
+        "total_input": 400,
+        "total_output": 40,
+        "truncated": 1,
+    }
     assert report.summarize(run)["mean_reward"] == pytest.approx(1.1)
+
+
+# ------------------------------------------------------------------------------- malformed records never stop it
+
+
+def good_line(arg1: str = "T1") -> str:
+    return episode(trace(arg1, "T2", ["INHIBITOR"], "INHIBITOR"))
+
+
+def mutated(change: Any) -> str:
+    """A good episode line with ``change(first trace)`` applied."""
+    line = json.loads(episode(trace("T3", "T4", ["SUBSTRATE"], "SUBSTRATE")))
+    change(line["traces"][0])
+    return json.dumps(line)
+
+
+def put(path: str, value: Any) -> Any:
+    """``change`` setting the dotted ``path`` of a trace (``task.data.labels``) to ``value``."""
+
+    def change(obj: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        for key in parents:
+            obj = obj[int(key)] if isinstance(obj, list) else obj[key]
+        obj[int(last) if isinstance(obj, list) else last] = value
+
+    return change
+
+
+MALFORMED = [
+    # (what the trace gets, the reason the report gives for skipping it)
+    (
+        put("task.data.labels", [["INHIBITOR"]]),
+        "field task.data.labels[0] is a list of 1 items, not a DrugProt type name (or NO-RELATION)",
+    ),
+    (
+        put("task.data.labels", ["INHIBITORS"]),
+        "field task.data.labels[0] is the string 'INHIBITORS', not a DrugProt type name (or NO-RELATION)",
+    ),
+    (
+        put("task.data.labels", "INHIBITOR"),
+        "field task.data.labels is the string 'INHIBITOR', expected a non-empty list of DrugProt type names",
+    ),
+    (
+        put("task.data.labels", ["SUBSTRATE", "SUBSTRATE"]),
+        "field task.data.labels lists a type twice: SUBSTRATE, SUBSTRATE",
+    ),
+    (
+        put("task.data.labels", ["NO-RELATION", "SUBSTRATE"]),
+        "field task.data.labels: NO-RELATION must be the only label, of a task with with_no_relation true",
+    ),
+    (
+        put("task.data.with_no_relation", "yes"),
+        "field task.data.with_no_relation is the string 'yes', expected true or false",
+    ),
+    (put("task.data.pmid", ["12345"]), "field task.data.pmid is a list of 1 items, expected a string or an integer id"),
+    (
+        put("task.data.arg1", "T 1"),
+        "field task.data.arg1 is the string 'T 1': an id cannot hold whitespace or control characters",
+    ),
+    (
+        put("task.data.pmid", "\udc80"),
+        "field task.data.pmid is the string '\\udc80': an id cannot hold whitespace or control characters",
+    ),
+    (put("task.data", []), "field task.data is a list of 0 items, expected an object"),
+    (put("rewards.format.weight", "0.1"), "field rewards['format'].weight is the string '0.1', expected a number"),
+    (put("rewards.format", 0.1), "field rewards['format'] is the number 0.1, expected an object with score and weight"),
+    (put("reward", float("nan")), "field reward is the number nan, expected a finite number"),
+    (put("reward", float("-inf")), "field reward is the number -inf, expected a finite number"),
+    (put("reward", True), "field reward is true, expected a number"),
+    (put("errors", 5), "field errors is the number 5, expected a list"),
+    (put("errors", ["ProviderError"]), "field errors[0] is the string 'ProviderError', expected an object"),
+    (put("errors", [{"type": 7, "message": "x"}]), "field errors[0].type is the number 7, expected a string"),
+    (put("nodes", {"0": {}}), "field nodes is an object, expected a list"),
+    (
+        put("nodes.2.message.content", 7),
+        "field nodes[2].message.content is the number 7, expected a string or a list of parts",
+    ),
+    (
+        put("nodes.2.message.content", [{"type": "text", "text": ["E"]}]),
+        "field nodes[2].message.content[0].text is a list of 1 items, expected a string",
+    ),
+    (put("nodes.2.sampled", "yes"), "field nodes[2].sampled is the string 'yes', expected true or false"),
+    (
+        put("num_output_tokens", -1),
+        "field num_output_tokens is the number -1, expected a token count (a whole number >= 0)",
+    ),
+    (
+        put("num_output_tokens", 1.5),
+        "field num_output_tokens is the number 1.5, expected a token count (a whole number >= 0)",
+    ),
+    (
+        put("num_input_tokens", 10**400),
+        "field num_input_tokens is the number 10000000000000000000000…, expected a finite number",
+    ),
+    (put("calls.0.usage", [1]), "field calls[0].usage is a list of 1 items, expected an object"),
+    (put("calls.0.finish_reason", 3), "field calls[0].finish_reason is the number 3, expected a string"),
+    (put("info", "drugprot"), "field info is the string 'drugprot', expected an object"),
+    (put("is_timeout", "no"), "field is_timeout is the string 'no', expected true or false"),
+]
+
+
+@pytest.mark.parametrize(("change", "reason"), MALFORMED)
+def test_a_malformed_trace_is_skipped_with_its_line_and_reason(tmp_path: Path, change: Any, reason: str) -> None:
+    run = report.load_run(write_run(tmp_path / "run", [good_line(), mutated(change), good_line("T5")]))
+    assert [str(s) for s in run.corrupt] == [f"traces.jsonl:2: {reason}"]
+    assert [r.key for r in run.rollouts] == [(PMID, "T1", "T2"), (PMID, "T5", "T2")]
+    got = report.summarize(run)
+    assert (got["n_rollouts"], got["accuracy"], got["lines"]["records"]) == (2, 1.0, 3)
+    assert f"    traces.jsonl:2: {reason}" in report.format_report(got)
+
+
+BAD_LINES = [
+    (b"\xff\xfe{}", "not UTF-8 text (byte 0: invalid start byte); a corrupted file?"),
+    (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply to read"),
+    (
+        b"1" * 5000,
+        "invalid JSON (ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has "
+        "5000 d…); truncated write?",
+    ),
+    (b"[]", "not an episode: the line is a list of 0 items, expected an object"),
+    (b'"traces"', "not an episode: the line is the string 'traces', expected an object"),
+    (b'{"traces": "abc"}', "not an episode (no traces list)"),
+    (b'{"traces": []}', "episode without traces and without an error"),
+    (b'{"traces": ["x"]}', "trace is the string 'x', expected an object"),
+    (
+        b'{"traces": [{"task": {"data": {"question": "?"}}}]}',
+        "not a DrugProt rollout: task.data has none of pmid, arg1, arg2, labels",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason"), BAD_LINES)
+def test_a_bad_line_is_skipped_with_its_line_and_reason(tmp_path: Path, raw: bytes, reason: str) -> None:
+    run_dir = write_run(tmp_path / "run", [good_line()])
+    with (run_dir / "traces.jsonl").open("ab") as fh:
+        fh.write(raw + b"\n")
+    run = report.load_run(run_dir)
+    assert [str(s) for s in run.corrupt] == [f"traces.jsonl:2: {reason}"]
+    assert len(run.rollouts) == 1
+
+
+def test_nesting_that_json_reads_is_reported_without_recursion(tmp_path: Path) -> None:
+    deep: Any = "INHIBITOR"
+    for _ in range(500):
+        deep = [deep]
+    run = report.load_run(write_run(tmp_path / "run", [good_line(), mutated(put("task.data.labels", deep))]))
+    assert [str(s) for s in run.corrupt] == [
+        "traces.jsonl:2: field task.data.labels[0] is a list of 1 items, not a DrugProt type name (or NO-RELATION)"
+    ]
+
+
+def test_a_malformed_prediction_record_is_rescored_not_skipped(tmp_path: Path) -> None:
+    record_label_list = put("info.drugprot.label", ["K"])
+    record_reason_object = put("info.drugprot", {"label": None, "invalid_reason": {"why": 1}, "format_reason": None})
+    run = report.load_run(write_run(tmp_path / "run", [mutated(record_label_list), mutated(record_reason_object)]))
+    assert run.corrupt == []
+    assert [(r.label, r.rescored) for r in run.rollouts] == [("SUBSTRATE", True), ("SUBSTRATE", True)]
+
+
+def test_a_multi_trace_episode_is_one_record_per_trace(tmp_path: Path) -> None:
+    line = json.loads(episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"), trace("T3", "T2", ["SUBSTRATE"], None)))
+    line["traces"][1]["task"]["data"]["labels"] = []
+    run = report.load_run(write_run(tmp_path / "run", [json.dumps(line)]))
+    assert [str(s) for s in run.corrupt] == [
+        "traces.jsonl:1 trace 1: field task.data.labels is a list of 0 items, expected a non-empty list of DrugProt "
+        "type names"
+    ]
+    assert (run.lines, len(run.rollouts), report.summarize(run)["lines"]["records"]) == (1, 1, 2)
+
+
+def test_json_output_is_strict_even_for_extreme_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    huge = [mutated(put("reward", 1e308)), mutated(put("reward", 1e308)), mutated(put("reward", float("nan")))]
+    assert cli_main(["report", "--json", str(write_run(tmp_path / "run", huge))]) == 0
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    payload = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert (payload["mean_reward"], payload["n_rollouts"], payload["lines"]["corrupt"]) == (1e308, 2, 1)
+
+
+def test_text_taken_from_a_trace_is_always_printable(tmp_path: Path) -> None:
+    error_type = json.loads(provider_error("T1"))
+    error_type["traces"][0]["errors"][0].update(type="Bad\udc80Error", message="no \ud800 route")
+    reason = put("info.drugprot", {"label": None, "invalid_reason": "odd\udc80", "format_reason": None})
+    run = report.load_run(write_run(tmp_path / "run", [json.dumps(error_type), mutated(reason), good_line()]))
+    text = report.format_report(report.summarize(run))
+    text.encode("utf-8")  # a lone surrogate would make print() fail here
+    assert "and gave no answer: Bad\\udc80Error 1\n" in text
+    assert "(66.7%): rollout_error: Bad\\udc80Error 1, odd\\udc80 1\n" in text
+    assert run.rollouts[0].error_message == "no \\ud800 route"
+
+
+# ------------------------------------------------------------------------------- unidentified tasks
+
+
+def test_a_rollout_whose_task_cannot_be_identified_is_counted_not_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(
+        tmp_path / "run",
+        [
+            good_line(),
+            mutated(put("task.data.pmid", "")),
+            mutated(put("task.data.arg2", None)),
+            mutated(lambda t: t["task"]["data"].pop("arg1")),
+        ],
+    )
+    run = report.load_run(run_dir)
+    assert [str(s) for s in run.unidentified] == [
+        "traces.jsonl:2: task cannot be identified: field task.data.pmid is empty",
+        "traces.jsonl:3: task cannot be identified: field task.data.arg2 is missing",
+        "traces.jsonl:4: task cannot be identified: field task.data.arg1 is missing",
+    ]
+    assert (run.corrupt, len(run.rollouts)) == ([], 1)
+    assert cli_main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "  read 4 lines, 4 records: 1 rollouts, 0 skipped, 3 of unidentified tasks\n" in out
+    assert "  3 rollouts of a task that cannot be identified (counted, not scored):\n" in out
+    assert "    traces.jsonl:2: task cannot be identified: field task.data.pmid is empty\n" in out
+
+
+def test_a_legacy_row_whose_task_cannot_be_identified_is_counted(tmp_path: Path) -> None:
+    info = {"pmid": " ", "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"]}
+    good = {**info, "pmid": PMID}
+    rows = [{"completion": "\\boxed{E}", "info": good}, {"completion": "\\boxed{E}", "info": info}]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = report.load_run(tmp_path / "results.jsonl")
+    assert [str(s) for s in run.unidentified] == [
+        "results.jsonl:2: task cannot be identified: field info.pmid is empty"
+    ]
+    assert len(run.rollouts) == 1
+
+
+# ------------------------------------------------------------------------------- failed runs
+
+
+def provider_error(arg1: str, message: str = "upstream 401: missing API key") -> str:
+    """A rollout that failed before any reply (what a run without an API key writes)."""
+    failed = trace(arg1, "T2", ["INHIBITOR"], None, record=False)
+    failed.update(nodes=failed["nodes"][:2], calls=[], errors=[{"type": "ProviderError", "message": message}])
+    failed.update(num_input_tokens=0, num_output_tokens=0, rewards={"accuracy": None, "format": None})
+    return episode(failed)
+
+
+def test_a_run_where_most_rollouts_errored_is_flagged_first_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "nokey", [provider_error("T1"), provider_error("T3"), good_line("T5")])
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv)]) == report.EXIT_FAILED_RUN == 3
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:3] == [
+        "drugprot report: FAILED RUN nokey: 2 of 3 rollouts (66.7%) errored without an answer (ProviderError 2)",
+        "  first error: ProviderError: upstream 401: missing API key",
+        "  The figures below measure the failure, not the model. Check the endpoint, model name and API key (or the "
+        "harness log), then re-run.",
+    ]
+    assert captured.err.splitlines() == [
+        "not written (--export-tsv): the run failed; pass --allow-errors to write them anyway",
+        "nokey: FAILED RUN, 2 of 3 rollouts errored without an answer (ProviderError 2); exit 3 (--allow-errors "
+        "reports it with exit 0)",
+    ]
+    assert not tsv.exists()
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv), "--allow-errors"]) == 0
+    assert tsv.read_text(encoding="utf-8") == f"{PMID}\tINHIBITOR\tArg1:T5\tArg2:T2\n"
+    assert capsys.readouterr().out.startswith("drugprot report: FAILED RUN nokey")
+    assert cli_main(["report", "--json", str(run_dir)]) == 3
+    payload = json.loads(capsys.readouterr().out)
+    assert list(payload)[:2] == ["failed", "errored"]
+    assert payload["errored"] == {
+        "failed": True,
+        "rollouts": 2,
+        "rate": 2 / 3,
+        "types": {"ProviderError": 2},
+        "example": "ProviderError: upstream 401: missing API key",
+    }
+    assert payload["invalid_reasons"] == {"rollout_error: ProviderError": 2}
+
+
+def test_half_the_rollouts_errored_is_not_a_failed_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = write_run(tmp_path / "half", [provider_error("T1"), good_line("T5")])
+    assert cli_main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("drugprot report: half (verifiers v1 traces.jsonl)\n")
+    assert "  errored: 1 of 2 rollouts (50.0%) recorded an error and gave no answer: ProviderError 1\n" in out
+
+
+def test_an_error_with_an_answer_is_not_an_errored_rollout() -> None:
+    answered = report.Rollout(PMID, "T1", "T2", ("INHIBITOR",), False, "INHIBITOR", error="TaskError")
+    unanswered = report.Rollout(PMID, "T1", "T2", ("INHIBITOR",), False, None, error="TaskError")
+    no_error = report.Rollout(PMID, "T1", "T2", ("INHIBITOR",), False, None, "no_boxed_answer")
+    assert [r.errored for r in (answered, unanswered, no_error)] == [False, True, False]
+    assert report.errored_summary([answered, unanswered, no_error])["failed"] is False
+    assert report.errored_summary([answered, unanswered, unanswered])["failed"] is True
+
+
+def test_an_episode_without_traces_that_errored_is_an_errored_rollout(tmp_path: Path) -> None:
+    task = json.loads(good_line("T7"))["task"]
+    env_error = {
+        "id": "e",
+        "task": task,
+        "ok": False,
+        "traces": [],
+        "errors": [{"type": "EnvError", "message": "run() raised"}],
+    }
+    timed_out = trace("T8", "T2", ["INHIBITOR"], None, record=False)
+    timed_out.update(nodes=timed_out["nodes"][:2], calls=[], is_timeout=True, stop_condition="agent_timeout")
+    run = report.load_run(write_run(tmp_path / "run", [json.dumps(env_error), episode(timed_out)]))
+    assert [(r.arg1, r.error, r.error_message, r.invalid_reason) for r in run.rollouts] == [
+        ("T7", "EnvError", "run() raised", "rollout_error: EnvError"),
+        ("T8", "agent_timeout", None, "rollout_error: agent_timeout"),
+    ]
+
+
+def test_a_legacy_row_with_an_error_object_is_an_errored_rollout(tmp_path: Path) -> None:
+    info = {"pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"]}
+    error = {"error": "ModelError", "message": "Connection error.", "error_chain_repr": "", "error_chain_str": ""}
+    rows = [{"completion": [], "info": info, "error": error, "reward": 0.0}, {"completion": [], "info": "{nope"}]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = report.load_run(tmp_path / "results.jsonl")
+    assert [(r.error, r.error_message, r.errored) for r in run.rollouts] == [("ModelError", "Connection error.", True)]
+    assert [str(s) for s in run.corrupt] == [
+        "results.jsonl:2: field info is a string that is not JSON: invalid JSON (JSONDecodeError: Expecting property "
+        "name enclosed in double quotes: line 1 column 2 (char 1)); truncated write?"
+    ]
+    assert report.summarize(run)["failed"] is True
+
+
+def test_a_comparison_flags_the_failed_run_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = write_run(tmp_path / "nokey", [provider_error("T1")])
+    assert cli_main(["report", str(multilabel_run(tmp_path)), str(failed)]) == 3
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        "drugprot report: [2] FAILED RUN nokey: 1 of 1 rollouts errored without an answer (ProviderError: upstream "
+        "401: missing API key); its figures measure the failure",
+        "drugprot report: comparison",
+    ]
+
+
+# ------------------------------------------------------------------------------- property: random corruption
+
+JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and infinities included: json.dumps writes them, json.loads reads them back
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=6)  # lone surrogates included
+    | st.sampled_from(["", " ", "\t", "\udc80", "INHIBITOR", "NO-RELATION", "E", "T1", PMID])
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+PROPERTY = settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every position in a JSON value (not the root itself)."""
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    out = []
+    for key, child in children:
+        out.append((*prefix, key))
+        out += paths(child, (*prefix, key))
+    return out
+
+
+def corrupt(data: st.DataObject, value: Any) -> bytes:
+    """``value`` serialized after 1-3 random edits (replace or delete anywhere), or its bytes cut or garbled."""
+    for _ in range(data.draw(st.integers(1, 3))):
+        where = data.draw(st.sampled_from(paths(value)))
+        parent = value
+        for key in where[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and data.draw(st.booleans()):
+            del parent[where[-1]]
+        else:
+            parent[where[-1]] = data.draw(JSON_VALUES)
+        if not paths(value):
+            break
+    raw = json.dumps(value).encode("utf-8", "surrogatepass")
+    damage = data.draw(st.sampled_from(["none", "none", "cut", "bytes"]))
+    if damage == "cut":
+        return raw[: data.draw(st.integers(0, len(raw)))]
+    if damage == "bytes":
+        at = data.draw(st.integers(0, len(raw)))
+        return raw[:at] + data.draw(st.binary(min_size=1, max_size=4)) + raw[at:]
+    return raw
+
+
+def records_in(raw: bytes, legacy: bool) -> int:
+    """How many records a non-blank line holds: one, or one per trace of an episode line."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return 1
+    traces = value.get("traces") if isinstance(value, dict) and not legacy else None
+    return len(traces) if isinstance(traces, list) and traces else 1
+
+
+def check_report_survives(lines: list[bytes], legacy: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("results.jsonl" if legacy else "traces.jsonl")
+        path.write_bytes(b"".join(line.replace(b"\n", b" ") + b"\n" for line in lines))
+        run = report.load_run(path)
+        read = [line for line in lines if line.replace(b"\n", b" ").strip()]
+        assert run.lines == len(read)
+        assert len(run.rollouts) + len(run.corrupt) + len(run.unidentified) == sum(records_in(x, legacy) for x in read)
+        got = report.summarize(run)
+        assert got["lines"]["records"] == got["n_rollouts"] + got["lines"]["corrupt"] + got["lines"]["unidentified"]
+        text = json.dumps(got, allow_nan=False)
+        assert json.loads(text) == got
+        report.format_report(got).encode("utf-8")  # printable: no lone surrogate reaches the text
+        assert report.export_tsv(run, Path(tmp) / "pred.tsv") <= got["n_tasks"]
+
+
+@PROPERTY
+@given(st.data())
+def test_random_corruption_of_v1_lines_never_crashes_and_counts_add_up(data: st.DataObject) -> None:
+    good = [good_line().encode()]  # one intact line, so the run always has a rollout to report
+    templates = [
+        trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE"),
+        trace("T4", "T5", ["NO-RELATION"], None, with_nr=True, invalid_reason="no_boxed_answer"),
+        trace("T6", "T5", ["AGONIST", "ANTAGONIST"], "AGONIST", record=False),
+        json.loads(provider_error("T7"))["traces"][0],
+    ]
+    bad = [corrupt(data, json.loads(episode(data.draw(st.sampled_from(templates))))) for _ in range(3)]
+    check_report_survives(data.draw(st.permutations(good + bad)), legacy=False)
+
+
+@PROPERTY
+@given(st.data())
+def test_random_corruption_of_legacy_rows_never_crashes_and_counts_add_up(data: st.DataObject) -> None:
+    info = {"pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"], "with_no_relation": False}
+    row = {
+        "completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}],
+        "info": info,
+        "reward": 1.1,
+        "token_usage": {"input_tokens": 5.0, "output_tokens": 2.0},
+        "is_truncated": False,
+        "error": None,
+    }
+    rows = [
+        {**row, "info": {**info, "drugprot": {"label": "INHIBITOR", "invalid_reason": None}}},
+        {**row, "info": json.dumps(info)},
+        {**row, "completion": "\\boxed{K}"},
+    ]
+    bad = [corrupt(data, json.loads(json.dumps(data.draw(st.sampled_from(rows))))) for _ in range(3)]
+    check_report_survives(data.draw(st.permutations([json.dumps(row).encode(), *bad])), legacy=True)
 
 
 # ------------------------------------------------------------------------------- legacy runs, comparison, plot
@@ -336,19 +919,46 @@ def test_tokens_come_from_the_trace_or_else_from_the_calls(tmp_path: Path) -> No
 def test_legacy_results_jsonl(tmp_path: Path) -> None:
     run_dir = tmp_path / "outputs" / "evals" / "drugprot--m" / "abc123"
     run_dir.mkdir(parents=True)
-    info = {"key": f"{PMID}:T1:T2", "pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"],
-            "chemical": "x", "gene": "y", "with_no_relation": False}
+    info = {
+        "key": f"{PMID}:T1:T2",
+        "pmid": PMID,
+        "arg1": "T1",
+        "arg2": "T2",
+        "labels": ["INHIBITOR"],
+        "chemical": "x",
+        "gene": "y",
+        "with_no_relation": False,
+    }
     rows = [
-        {"example_id": 0, "prompt": [], "completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}],
-         "answer": "E", "info": {**info, "drugprot": {"letter": "E", "label": "INHIBITOR", "invalid_reason": None,
-                                                      "format_reason": None}},
-         "reward": 1.1, "metrics": {"accuracy": 1.0}, "token_usage": {"input_tokens": 50.0, "output_tokens": 5.0}},
-        {"example_id": 0, "prompt": [], "completion": [{"role": "assistant", "content": "\\boxed{K}"}],
-         "answer": "E", "info": json.dumps(info), "reward": 0.0, "metrics": {}},
+        {
+            "example_id": 0,
+            "prompt": [],
+            "completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}],
+            "answer": "E",
+            "info": {
+                **info,
+                "drugprot": {"letter": "E", "label": "INHIBITOR", "invalid_reason": None, "format_reason": None},
+            },
+            "reward": 1.1,
+            "metrics": {"accuracy": 1.0},
+            "token_usage": {"input_tokens": 50.0, "output_tokens": 5.0},
+        },
+        {
+            "example_id": 0,
+            "prompt": [],
+            "completion": [{"role": "assistant", "content": "\\boxed{K}"}],
+            "answer": "E",
+            "info": json.dumps(info),
+            "reward": 0.0,
+            "metrics": {},
+        },
     ]
     (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + "{trunc", encoding="utf-8")
-    (run_dir / "metadata.json").write_text(json.dumps({"env_id": "drugprot", "model": "m", "num_examples": 5,
-                                                       "env_args": {"split": "train", "negatives": 0}}))
+    (run_dir / "metadata.json").write_text(
+        json.dumps(
+            {"env_id": "drugprot", "model": "m", "num_examples": 5, "env_args": {"split": "train", "negatives": 0}}
+        )
+    )
     run = report.load_run(tmp_path / "outputs")  # found below the given directory
     assert run.source == "legacy vf-eval results.jsonl"
     assert [(r.label, r.rescored) for r in run.rollouts] == [("INHIBITOR", False), ("SUBSTRATE", True)]
@@ -380,8 +990,9 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_without_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_plot_without_matplotlib_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(tmp_path / "x.png")]) == 2
     assert "--plot needs matplotlib: pip install 'drugprot[report]'" in capsys.readouterr().err
@@ -428,19 +1039,56 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_jsonl: Path) -> No
     assert close(got["invalid_rate"], Fraction(2, 27))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1, "unterminated_think": 1}
     assert close(got["format_rate"], Fraction(24, 27))
-    assert sorted(got["format_reasons"].items()) == [("no_boxed_answer", 1), ("no_reasoning", 1),
-                                                     ("unterminated_think", 1)]
+    assert sorted(got["format_reasons"].items()) == [
+        ("no_boxed_answer", 1),
+        ("no_reasoning", 1),
+        ("unterminated_think", 1),
+    ]
     assert close(got["mean_reward"], Fraction(21, 27) + Fraction(24, 270))
     outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in script.values())
     assert (got["tokens"]["rollouts_with_usage"], got["tokens"]["total_output"]) == (27, outputs)
     labels, matrix = got["confusion"]["columns"], got["confusion"]["matrix"]
     cells = {(labels[i], labels[j]): v for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
     off_diagonal = {cell: v for cell, v in cells.items() if cell[0] != cell[1]}
-    assert off_diagonal == {("SUBSTRATE", "INHIBITOR"): 1, ("AGONIST", "ANTAGONIST"): 1,
-                            ("INDIRECT-UPREGULATOR", report.INVALID): 1, ("ANTAGONIST", report.INVALID): 1,
-                            ("SUBSTRATE_PRODUCT-OF", "SUBSTRATE"): 1, ("AGONIST-INHIBITOR", "AGONIST"): 1}
+    assert off_diagonal == {
+        ("SUBSTRATE", "INHIBITOR"): 1,
+        ("AGONIST", "ANTAGONIST"): 1,
+        ("INDIRECT-UPREGULATOR", report.INVALID): 1,
+        ("ANTAGONIST", report.INVALID): 1,
+        ("SUBSTRATE_PRODUCT-OF", "SUBSTRATE"): 1,
+        ("AGONIST-INHIBITOR", "AGONIST"): 1,
+    }
     path = tmp_path / "pred.tsv"
     assert report.export_tsv(report.load_run(run_dir), path) == 25
     lines = path.read_text(encoding="utf-8").splitlines()
-    assert lines[:3] == ["90000001\tSUBSTRATE\tArg1:T1\tArg2:T2", "90000001\tINHIBITOR\tArg1:T3\tArg2:T4",
-                         "90000001\tSUBSTRATE\tArg1:T5\tArg2:T4"]
+    assert lines[:3] == [
+        "90000001\tSUBSTRATE\tArg1:T1\tArg2:T2",
+        "90000001\tINHIBITOR\tArg1:T3\tArg2:T4",
+        "90000001\tSUBSTRATE\tArg1:T5\tArg2:T4",
+    ]
+
+
+def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
+    tmp_path: Path, fixture_jsonl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer(scripted_responder({}), api_key="the-right-key") as server:
+        extra = ["--env.taskset.data-path", str(fixture_jsonl), "--env.taskset.split", "train"]
+        run_dir = run_vf_eval(
+            "drugprot",
+            server.base_url,
+            tmp_path / "outputs",
+            n=2,
+            extra_args=extra,
+            api_key="a-wrong-key",
+            require_ok=False,
+        )
+    # vf-eval itself exits 0 here; the report does not let the run pass as a result.
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tmp_path / "pred.tsv")]) == 3
+    banner, first_error = capsys.readouterr().out.splitlines()[:2]
+    assert banner == (
+        f"drugprot report: FAILED RUN {run_dir.name}: 2 of 2 rollouts (100.0%) errored without an answer "
+        "(ProviderError 2)"
+    )
+    assert first_error.startswith("  first error: ProviderError: ")
+    assert "invalid or missing API key" in first_error  # the server's own message, relayed
+    assert not (tmp_path / "pred.tsv").exists()

@@ -20,8 +20,13 @@ every number.
 
 A prediction comes from the trace's ``info["drugprot"]`` record (written by the taskset's scorer). A trace
 without one (an older run) or whose scoring failed is re-scored from its last assistant message with
-``drugprot.scoring.score_reply``, and the report says how many. Lines that are not valid JSON (a crash
-mid-write) or not DrugProt rollouts are counted and reported, never fatal.
+``drugprot.scoring.score_reply``, and the report says how many.
+
+One bad line never stops the report: ``validate_record`` turns each raw JSON record into a typed ``Rollout``
+or a ``Skip`` (line, reason naming the field), so bad JSON, wrong types, non-finite numbers and deep nesting
+are counted and listed, never a traceback. Rollouts whose task cannot be identified are counted apart. A run
+in which most rollouts errored without an answer (``errored_summary``; no API key, no route ...) is flagged
+before any metric and makes the command exit ``EXIT_FAILED_RUN`` unless ``--allow-errors``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +66,12 @@ ROLLOUT_ERROR = "rollout_error"
 V1_FILE, LEGACY_FILE = "traces.jsonl", "results.jsonl"
 _LABEL_ORDER = {name: i for i, name in enumerate((*RELATION_NAMES, NO_RELATION.name))}
 _KNOWN_LABELS = frozenset(_LABEL_ORDER)
-_MAX_EXAMPLES = 5
+_MAX_EXAMPLES = 10
+"""Skipped records listed in the text report (``--json`` lists every one)."""
+MOSTLY_ERRORED = 0.5
+"""A run is flagged as failed when more than this fraction of its rollouts errored without an answer."""
+EXIT_FAILED_RUN = 3
+"""Exit code of ``drugprot report`` for a flagged run (2: the runs cannot be read; 0: reported)."""
 
 
 class ReportError(DrugprotError, ValueError):
@@ -94,6 +104,10 @@ class Rollout:
     """The model stopped at its token limit (``finish_reason == "length"``)."""
     rescored: bool = False
     """The prediction was re-computed from the reply (no usable ``info["drugprot"]`` record)."""
+    error: str | None = None
+    """Type of the rollout's last recorded error (``ProviderError``, ``TaskError`` ...), or None."""
+    error_message: str | None = None
+    """Its message, shortened."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -102,6 +116,28 @@ class Rollout:
     @property
     def correct(self) -> bool:
         return self.label is not None and self.label in self.labels
+
+    @property
+    def errored(self) -> bool:
+        """The rollout recorded an error and gave no valid answer: a failure of the run, not of the model."""
+        return self.error is not None and self.label is None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A record (a line, or one trace of an episode line) that gave no rollout, and why."""
+
+    file: str
+    line: int
+    trace: int | None
+    """Index of the trace in an episode line of several traces; None for a whole line."""
+    reason: str
+    unidentified: bool = False
+    """A rollout whose task cannot be identified (no pmid, arg1 or arg2), not a malformed line."""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" + ("" if self.trace is None else f" trace {self.trace}")
+        return f"{where}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +155,11 @@ class RunConfig:
 
 @dataclass
 class Run:
-    """The rollouts of one run plus what reading it skipped."""
+    """The rollouts of one run plus what reading it skipped.
+
+    Every record read is exactly one of: a rollout, a ``corrupt`` skip, an ``unidentified`` skip. A line is
+    one record, except an episode line of several traces, which is one record per trace.
+    """
 
     name: str
     path: str
@@ -127,14 +167,27 @@ class Run:
     rollouts: list[Rollout]
     config: RunConfig = field(default_factory=RunConfig)
     lines: int = 0
-    corrupt: list[str] = field(default_factory=list)
-    """``file:line: reason`` of every line (or trace) that could not be read as a DrugProt rollout."""
+    """Non-blank lines read."""
+    corrupt: list[Skip] = field(default_factory=list)
+    """Records that could not be read as a DrugProt rollout (bad JSON, a field of the wrong type ...)."""
+    unidentified: list[Skip] = field(default_factory=list)
+    """Rollouts whose task cannot be identified (empty or missing pmid, arg1 or arg2): counted, not scored."""
+    blank: int = 0
+    """Blank lines (ignored)."""
     documents: list[Document] | None = None
     """The evaluated abstracts, when known (baselines); ``--export-gold`` writes their entities."""
 
 
 class _BadRecord(Exception):
-    """A line or trace that is not a readable DrugProt rollout (counted, never fatal)."""
+    """A record that is not a readable DrugProt rollout; the message names the field and what is wrong."""
+
+    unidentified = False
+
+
+class _Unidentified(_BadRecord):
+    """A DrugProt rollout whose task cannot be identified."""
+
+    unidentified = True
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -168,8 +221,11 @@ def find_run_file(path: str | os.PathLike[str]) -> Path:
 def load_run(path: str | os.PathLike[str]) -> Run:
     """Read one run (a run dir, or its ``traces.jsonl``/``results.jsonl``).
 
+    A bad line never stops the reading: it becomes a ``Skip`` with its line number and reason.
+
     Raises:
-        ReportError: no run file, or no DrugProt rollout in it (the message gives the first bad lines).
+        ReportError: no run file, or no DrugProt rollout in it (the message gives the first skipped records).
+        OSError: the file cannot be read.
     """
     file = find_run_file(path)
     legacy = file.name == LEGACY_FILE or _looks_legacy(file)
@@ -180,216 +236,439 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         rollouts=[],
         config=_legacy_config(file.parent) if legacy else _v1_config(file.parent),
     )
-    for line_no, obj, error in _jsonl(file):
-        run.lines += 1
-        where = f"{file.name}:{line_no}"
-        if error is not None:
-            run.corrupt.append(f"{where}: {error}")
-            continue
-        records = [obj] if legacy else _traces(obj)
-        if records is None:
-            run.corrupt.append(f"{where}: not an episode (no traces list)")
-            continue
-        for index, record in enumerate(records):
-            here = where if legacy or len(records) == 1 else f"{where} trace {index}"
-            try:
-                run.rollouts.append(_legacy_rollout(record) if legacy else _v1_rollout(record, obj))
-            except _BadRecord as exc:
-                run.corrupt.append(f"{here}: {exc}")
+    with file.open("rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            if not raw.strip():
+                run.blank += 1
+                continue
+            run.lines += 1
+            for item in read_line(raw, file=file.name, line=line_no, legacy=legacy):
+                if isinstance(item, Rollout):
+                    run.rollouts.append(item)
+                else:
+                    (run.unidentified if item.unidentified else run.corrupt).append(item)
     if not run.rollouts:
-        detail = "; ".join(run.corrupt[:3]) or "the file is empty"
+        skipped = [*run.corrupt, *run.unidentified]
+        detail = "; ".join(str(s) for s in skipped[:3]) or "the file is empty"
         raise ReportError(f"{file}: no DrugProt rollouts ({run.lines} lines; {detail})")
     return run
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """``(line number, object, None)`` per non-blank line, or ``(n, None, reason)`` for a corrupt one."""
-    with path.open("rb") as fh:
-        for line_no, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield line_no, json.loads(raw), None
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                yield line_no, None, f"invalid JSON ({type(exc).__name__}: {exc}); truncated write?"
+def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout | Skip]:
+    """The records of one line of a run file: a ``Rollout`` per readable trace, a ``Skip`` per other record.
+
+    Never raises: bad bytes, bad JSON or a field of the wrong type anywhere the report reads is a ``Skip``
+    naming the field. A legacy line is one record; a v1 episode line one record per trace (an episode
+    without traces: one errored rollout when it recorded an error, else one skip).
+    """
+    try:
+        value = decode_json(raw)
+    except _BadRecord as exc:
+        return [Skip(file, line, None, str(exc))]
+    if legacy:
+        return [validate_record(value, None, file=file, line=line, trace=None)]
+    if not isinstance(value, dict):
+        return [Skip(file, line, None, f"not an episode: the line is {_kind(value)}, expected an object")]
+    traces = value.get("traces")
+    if traces is None and "nodes" in value:  # a bare trace line
+        return [validate_record(value, {}, file=file, line=line, trace=None)]
+    if not isinstance(traces, list):
+        return [Skip(file, line, None, "not an episode (no traces list)")]
+    if not traces:
+        if not value.get("errors"):
+            return [Skip(file, line, None, "episode without traces and without an error")]
+        return [validate_record({"errors": value["errors"]}, value, file=file, line=line, trace=None)]
+    several = len(traces) > 1
+    return [validate_record(t, value, file=file, line=line, trace=i if several else None) for i, t in enumerate(traces)]
+
+
+def validate_record(
+    value: Any, episode: dict[str, Any] | None, *, file: str, line: int, trace: int | None
+) -> Rollout | Skip:
+    """One raw JSON record as a typed ``Rollout``, or a ``Skip`` saying which field is wrong and how.
+
+    ``episode`` is the v1 episode the trace came from (its ``task`` is the fallback of the trace's), or
+    None for a legacy ``results.jsonl`` row. Never raises.
+    """
+    try:
+        return _legacy_rollout(value) if episode is None else _v1_rollout(value, episode)
+    except _BadRecord as exc:
+        return Skip(file, line, trace, str(exc), unidentified=exc.unidentified)
+
+
+def decode_json(raw: bytes | str) -> Any:
+    """The JSON value of one line; ``_BadRecord`` says why it has none (never another exception)."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _BadRecord(f"not UTF-8 text (byte {exc.start}: {exc.reason}); a corrupted file?") from None
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise _BadRecord("JSON nested too deeply to read") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer literal too long to convert
+        raise _BadRecord(f"invalid JSON ({type(exc).__name__}: {_short(str(exc))}); truncated write?") from None
 
 
 def _looks_legacy(file: Path) -> bool:
     return (file.parent / "metadata.json").is_file() and file.name != V1_FILE
 
 
-def _traces(obj: Any) -> list[Any] | None:
-    """The traces of an episode line (a bare trace line counts as one), or None if it is neither."""
-    if isinstance(obj, Mapping):
-        if isinstance(obj.get("traces"), list):
-            return obj["traces"]
-        if "nodes" in obj:
-            return [obj]
-    return None
+# --- typed access to JSON values: each returns the value or raises _BadRecord naming the field
 
 
-def _task_fields(data: Any, prefix: str) -> tuple[str, str, str, tuple[str, ...], bool]:
-    """``pmid, arg1, arg2, labels, with_no_relation`` of a task record; ``_BadRecord`` names the field."""
-    if not isinstance(data, Mapping):
-        raise _BadRecord(f"no {prefix} object: not a DrugProt rollout")
-    values = []
-    for name in ("pmid", "arg1", "arg2"):
-        value = data.get(name)
-        if not isinstance(value, str | int) or isinstance(value, bool) or str(value) == "":
-            raise _BadRecord(f"field {prefix}.{name} missing or not a string: not a DrugProt rollout")
-        values.append(str(value))
+_MAX_COUNT = 2**53
+"""Largest token count accepted (the largest integer a JSON double holds exactly)."""
+_SHORT = 80
+
+
+def _short(text: str, limit: int = _SHORT) -> str:
+    """``text`` cut to ``limit`` characters, with lone surrogates escaped so it can always be printed."""
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _kind(value: Any) -> str:
+    """A short description of a JSON value for a message (never recursive: values may be deeply nested)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return f"the number {_short(repr(value), 24)}"
+    if isinstance(value, str):
+        return f"the string {_short(repr(value), 40)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _get(obj: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], expected: str) -> Any:
+    """``obj[key]`` when it is a ``kind`` (bools never count as numbers); None when missing or null."""
+    value = obj.get(key)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if value is None or (isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))):
+        return value
+    raise _BadRecord(f"field {path} is {_kind(value)}, expected {expected}")
+
+
+def _object(obj: dict[str, Any], key: str, path: str) -> dict[str, Any] | None:
+    return _get(obj, key, path, dict, "an object")
+
+
+def _list(obj: dict[str, Any], key: str, path: str) -> list[Any]:
+    return _get(obj, key, path, list, "a list") or []
+
+
+def _objects(obj: dict[str, Any], key: str, path: str) -> list[dict[str, Any]]:
+    """A list of objects (``errors``, ``calls``, ``nodes``, ``completion`` ...); empty when missing."""
+    items = _list(obj, key, path)
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _BadRecord(f"field {path}[{i}] is {_kind(item)}, expected an object")
+    return items
+
+
+def _string(obj: dict[str, Any], key: str, path: str) -> str | None:
+    return _get(obj, key, path, str, "a string")
+
+
+def _number(obj: dict[str, Any], key: str, path: str) -> float | None:
+    """A finite number (an int or float, not a bool, NaN or infinity), or None when missing."""
+    value = _get(obj, key, path, (int, float), "a number")
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer literal beyond the float range
+        number = math.inf
+    if not math.isfinite(number):
+        raise _BadRecord(f"field {path} is {_kind(value)}, expected a finite number")
+    return number
+
+
+def _count(obj: dict[str, Any], key: str, path: str) -> int | None:
+    """A token count: a whole number from 0 to 2**53, or None when missing."""
+    number = _number(obj, key, path)
+    if number is None:
+        return None
+    if number < 0 or number > _MAX_COUNT or not number.is_integer():
+        raise _BadRecord(f"field {path} is {_kind(obj[key])}, expected a token count (a whole number >= 0)")
+    return int(number)
+
+
+def _flag(obj: dict[str, Any], key: str, path: str) -> bool:
+    return bool(_get(obj, key, path, bool, "true or false"))
+
+
+# --- the task and the prediction
+
+
+_IDENTITY = ("pmid", "arg1", "arg2")
+
+
+def _task_fields(data: dict[str, Any], prefix: str) -> tuple[str, str, str, tuple[str, ...], bool]:
+    """``pmid, arg1, arg2, labels, with_no_relation`` of a task record (v1 ``task.data``, legacy ``info``).
+
+    Raises:
+        _Unidentified: pmid, arg1 or arg2 is missing or empty.
+        _BadRecord: not a DrugProt task, or a field of the wrong type.
+    """
+    if not any(key in data for key in (*_IDENTITY, "labels")):
+        raise _BadRecord(f"not a DrugProt rollout: {prefix} has none of pmid, arg1, arg2, labels")
+    ids = tuple(_identity(data, key, f"{prefix}.{key}") for key in _IDENTITY)
+    with_nr = _flag(data, "with_no_relation", f"{prefix}.with_no_relation")
+    return ids[0], ids[1], ids[2], _labels(data, f"{prefix}.labels", with_nr), with_nr
+
+
+def _identity(data: dict[str, Any], key: str, path: str) -> str:
+    """A pmid or mention id: a non-empty string or integer without whitespace or control characters."""
+    value = data.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise _Unidentified(f"task cannot be identified: field {path} is {'missing' if value is None else 'empty'}")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _BadRecord(f"field {path} is {_kind(value)}, expected a string or an integer id")
+    text = str(value)
+    if not all(c.isprintable() and not c.isspace() for c in text):
+        raise _BadRecord(f"field {path} is {_kind(value)}: an id cannot hold whitespace or control characters")
+    return text
+
+
+def _labels(data: dict[str, Any], path: str, with_no_relation: bool) -> tuple[str, ...]:
+    """The pair's gold official names: DrugProt types without repeats, or NO-RELATION alone."""
     labels = data.get("labels")
-    if not isinstance(labels, list | tuple) or not labels or not all(x in _KNOWN_LABELS for x in labels):
-        raise _BadRecord(f"field {prefix}.labels must be a non-empty list of DrugProt type names, got {labels!r}")
-    return values[0], values[1], values[2], tuple(labels), bool(data.get("with_no_relation", False))
+    expected = "expected a non-empty list of DrugProt type names"
+    if not isinstance(labels, list) or not labels:
+        raise _BadRecord(f"field {path} is {_kind(labels)}, {expected}")
+    for i, label in enumerate(labels):
+        if not isinstance(label, str) or label not in _KNOWN_LABELS:
+            raise _BadRecord(f"field {path}[{i}] is {_kind(label)}, not a DrugProt type name (or NO-RELATION)")
+    if len(set(labels)) != len(labels):
+        raise _BadRecord(f"field {path} lists a type twice: {_short(', '.join(labels))}")
+    if NO_RELATION.name in labels and (len(labels) > 1 or not with_no_relation):
+        raise _BadRecord(f"field {path}: NO-RELATION must be the only label, of a task with with_no_relation true")
+    return tuple(labels)
 
 
-def _record(info: Any) -> Mapping[str, Any] | None:
-    """The usable prediction record in ``info``, or None (missing, malformed, or a scoring error)."""
-    record = info.get(INFO_KEY) if isinstance(info, Mapping) else None
-    if not isinstance(record, Mapping) or "label" not in record:
+def _record(info: dict[str, Any] | None) -> tuple[str | None, str | None, str | None] | None:
+    """``(label, invalid_reason, format_reason)`` of the usable prediction record in ``info``.
+
+    None when there is none to trust (missing, of unexpected shape, or a scoring error): the reply is then
+    re-scored, so a malformed record never loses the rollout.
+    """
+    record = info.get(INFO_KEY) if info is not None else None
+    if not isinstance(record, dict) or "label" not in record:
         return None
-    label, reason = record.get("label"), record.get("invalid_reason")
-    if label is not None and label not in _KNOWN_LABELS:
+    label, reason, fmt = record.get("label"), record.get("invalid_reason"), record.get("format_reason")
+    if label is not None and not (isinstance(label, str) and label in _KNOWN_LABELS):
         return None
-    if label is None and (not isinstance(reason, str) or reason.startswith(SCORING_ERROR)):
+    if not all(x is None or isinstance(x, str) for x in (reason, fmt)):
         return None
-    return record
+    if label is None and (reason is None or reason.startswith(SCORING_ERROR)):
+        return None
+    return label, None if reason is None else _short(reason), None if fmt is None else _short(fmt)
 
 
-def _text(content: Any) -> str | None:
-    """Message content as text (a list of parts: its text parts joined)."""
+def _content(message: dict[str, Any], path: str) -> str | None:
+    """Message content as text: a string, or the text parts of a list of parts joined."""
+    content = message.get("content")
     if content is None or isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
-    return str(content)
+    if not isinstance(content, list):
+        raise _BadRecord(f"field {path}.content is {_kind(content)}, expected a string or a list of parts")
+    parts = _objects(message, "content", f"{path}.content")
+    texts = [_string(p, "text", f"{path}.content[{i}].text") for i, p in enumerate(parts) if p.get("type") == "text"]
+    return "".join(t for t in texts if t is not None)
+
+
+def _reply(message: dict[str, Any] | None, path: str) -> tuple[str | None, str | None] | None:
+    """``(content, reasoning_content)`` of an assistant message, or None when there is none."""
+    if message is None:
+        return None
+    return _content(message, path), _string(message, "reasoning_content", f"{path}.reasoning_content")
 
 
 def _prediction(
-    record: Mapping[str, Any] | None,
-    reply: Mapping[str, Any] | None,
+    record: tuple[str | None, str | None, str | None] | None,
+    reply: tuple[str | None, str | None] | None,
     labels: tuple[str, ...],
     with_no_relation: bool,
     error: str | None,
 ) -> tuple[str | None, str | None, str | None, bool]:
     """``(label, invalid_reason, format_reason, rescored)`` from the record, else by re-scoring the reply."""
     if record is not None:
-        return record.get("label"), record.get("invalid_reason"), record.get("format_reason"), False
+        return (*record, False)
     if reply is None and error is not None:  # nothing to re-score: the rollout failed before replying
         reason = f"{ROLLOUT_ERROR}: {error}"
         return None, reason, reason, False
-    content = _text(reply.get("content")) if reply else None
-    reasoning = reply.get("reasoning_content") if reply else None
-    score = score_reply(content, reasoning if isinstance(reasoning, str) else None, labels,
-                        with_no_relation=with_no_relation)
+    content, reasoning = reply if reply is not None else (None, None)
+    score = score_reply(content, reasoning, labels, with_no_relation=with_no_relation)
     return score.label, score.invalid_reason, score.format_reason, True
 
 
-def _int(value: Any) -> int | None:
-    """An integer count from a JSON value, or None (missing, bool, NaN)."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return int(value) if number and math.isfinite(value) else None
+# --- the two formats
 
 
-def _v1_rollout(trace: Any, episode: Mapping[str, Any]) -> Rollout:
-    if not isinstance(trace, Mapping):
-        raise _BadRecord("trace is not an object")
-    task = trace.get("task") if isinstance(trace.get("task"), Mapping) else episode.get("task")
-    data = task.get("data") if isinstance(task, Mapping) else None
+def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
+    if not isinstance(trace, dict):
+        raise _BadRecord(f"trace is {_kind(trace)}, expected an object")
+    task = _object(trace, "task", "task") or _object(episode, "task", "episode task")
+    data = _object(task, "data", "task.data") if task is not None else None
+    if data is None:
+        raise _BadRecord("no task.data object: not a DrugProt rollout")
     pmid, arg1, arg2, labels, with_nr = _task_fields(data, "task.data")
-    errors = [e for e in trace.get("errors") or [] if isinstance(e, Mapping)]
-    scoring_failed = any(e.get("type") == "TaskError" for e in errors)
-    record = None if scoring_failed else _record(trace.get("info"))
-    replies = [
-        n["message"] for n in trace.get("nodes") or []
-        if isinstance(n, Mapping) and isinstance(n.get("message"), Mapping)
-        and n["message"].get("role") == "assistant" and n.get("sampled", True)
-    ]
-    error = str(errors[-1].get("type", "error")) if errors else None
-    label, reason, fmt, rescored = _prediction(record, replies[-1] if replies else None, labels, with_nr, error)
-    calls = [c for c in trace.get("calls") or [] if isinstance(c, Mapping)]
-    usages = [c.get("usage") for c in calls if isinstance(c.get("usage"), Mapping)]
-    input_tokens, output_tokens = _int(trace.get("num_input_tokens")), _int(trace.get("num_output_tokens"))
+    errors = _objects(trace, "errors", "errors")
+    types = [_string(e, "type", f"errors[{i}].type") or "error" for i, e in enumerate(errors)]
+    messages = [_string(e, "message", f"errors[{i}].message") for i, e in enumerate(errors)]
+    error, message = (_short(types[-1]), messages[-1]) if errors else (None, None)
+    timed_out = _flag(trace, "is_timeout", "is_timeout")
+    stop = _string(trace, "stop_condition", "stop_condition")
+    if error is None and timed_out:  # a stage deadline expired: recorded as a stop, not as an error
+        error = _short(stop or "timeout")
+    info = _object(trace, "info", "info")
+    record = None if "TaskError" in types else _record(info)  # a failed scorer's record is not trusted
+    reply = None
+    for i, node in enumerate(_objects(trace, "nodes", "nodes")):
+        message_obj = _object(node, "message", f"nodes[{i}].message")
+        sampled = _get(node, "sampled", f"nodes[{i}].sampled", bool, "true or false")
+        if message_obj is not None and message_obj.get("role") == "assistant" and sampled is not False:
+            reply = _reply(message_obj, f"nodes[{i}].message")
+    label, reason, fmt, rescored = _prediction(record, reply, labels, with_nr, error)
+    calls = _objects(trace, "calls", "calls")
+    input_tokens, output_tokens = (
+        _count(trace, "num_input_tokens", "num_input_tokens"),
+        _count(trace, "num_output_tokens", "num_output_tokens"),
+    )
+    usages = [(i, u) for i, c in enumerate(calls) if (u := _object(c, "usage", f"calls[{i}].usage")) is not None]
     if input_tokens is None and usages:
-        input_tokens = sum(_int(u.get("prompt_tokens")) or 0 for u in usages)
+        input_tokens = sum(_count(u, "prompt_tokens", f"calls[{i}].usage.prompt_tokens") or 0 for i, u in usages)
     if output_tokens is None and usages:
-        output_tokens = sum(_int(u.get("completion_tokens")) or 0 for u in usages)
+        output_tokens = sum(
+            _count(u, "completion_tokens", f"calls[{i}].usage.completion_tokens") or 0 for i, u in usages
+        )
+    finish = _string(calls[-1], "finish_reason", f"calls[{len(calls) - 1}].finish_reason") if calls else None
     return Rollout(
-        pmid, arg1, arg2, labels, with_nr, label, reason, fmt,
+        pmid,
+        arg1,
+        arg2,
+        labels,
+        with_nr,
+        label,
+        reason,
+        fmt,
         reward=_v1_reward(trace),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        truncated=bool(calls) and calls[-1].get("finish_reason") == "length",
+        truncated=finish == "length",
         rescored=rescored,
+        error=error,
+        error_message=None if message is None else _short(message, 300),
     )
 
 
-def _v1_reward(trace: Mapping[str, Any]) -> float | None:
+def _v1_reward(trace: dict[str, Any]) -> float | None:
     """The trace's reward: its ``reward`` if saved, else the weighted sum of its ``rewards``."""
-    reward = trace.get("reward")
-    if isinstance(reward, int | float) and not isinstance(reward, bool):
-        return float(reward)
-    rewards = trace.get("rewards")
-    if not isinstance(rewards, Mapping) or not rewards:
+    reward = _number(trace, "reward", "reward")
+    if reward is not None:
+        return reward
+    rewards = _object(trace, "rewards", "rewards")
+    if not rewards:
         return None
     total = 0.0
-    for value in rewards.values():
-        if isinstance(value, Mapping) and isinstance(value.get("score"), int | float):
-            total += float(value["score"]) * float(value.get("weight", 1.0) or 0.0)
+    for name, value in rewards.items():
+        path = f"rewards[{_short(repr(name), 40)}]"
+        if value is None:  # the scorer did not run
+            continue
+        if not isinstance(value, dict):
+            raise _BadRecord(f"field {path} is {_kind(value)}, expected an object with score and weight")
+        score, weight = _number(value, "score", f"{path}.score"), _number(value, "weight", f"{path}.weight")
+        if score is not None:
+            total += score * (1.0 if weight is None else weight)
+    if not math.isfinite(total):
+        raise _BadRecord("field rewards: the weighted sum of the rewards is not a finite number")
     return total
 
 
 def _legacy_rollout(row: Any) -> Rollout:
-    if not isinstance(row, Mapping):
-        raise _BadRecord("row is not an object")
+    if not isinstance(row, dict):
+        raise _BadRecord(f"row is {_kind(row)}, expected an object")
     info = row.get("info")
-    if isinstance(info, str):
+    if isinstance(info, str):  # datasets-saved rows carry info as a JSON string
         try:
-            info = json.loads(info)
-        except json.JSONDecodeError as exc:
-            raise _BadRecord(f"field info is not JSON ({exc})") from exc
+            info = decode_json(info)
+        except _BadRecord as exc:
+            raise _BadRecord(f"field info is a string that is not JSON: {exc}") from None
+    if not isinstance(info, dict):
+        raise _BadRecord(f"field info is {_kind(info)}, expected an object: not a DrugProt rollout")
     pmid, arg1, arg2, labels, with_nr = _task_fields(info, "info")
-    replies = _legacy_replies(row.get("completion"))
-    error = row.get("error")
-    if isinstance(error, Mapping):
-        error = error.get("type") or error.get("error") or "error"
-    label, reason, fmt, rescored = _prediction(_record(info), replies[-1] if replies else None, labels, with_nr,
-                                               str(error) if error else None)
-    usage = row.get("token_usage") if isinstance(row.get("token_usage"), Mapping) else {}
-    reward = row.get("reward")
+    completion = row.get("completion")
+    if isinstance(completion, str):
+        reply: tuple[str | None, str | None] | None = (completion, None)
+    else:
+        messages = _objects(row, "completion", "completion")
+        assistant = [(i, m) for i, m in enumerate(messages) if m.get("role") == "assistant"]
+        reply = _reply(assistant[-1][1], f"completion[{assistant[-1][0]}]") if assistant else None
+    error, message = _legacy_error(row.get("error"))
+    label, reason, fmt, rescored = _prediction(_record(info), reply, labels, with_nr, error)
+    usage = _object(row, "token_usage", "token_usage") or {}
     return Rollout(
-        pmid, arg1, arg2, labels, with_nr, label, reason, fmt,
-        reward=float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None,
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        truncated=bool(row.get("is_truncated")),
+        pmid,
+        arg1,
+        arg2,
+        labels,
+        with_nr,
+        label,
+        reason,
+        fmt,
+        reward=_number(row, "reward", "reward"),
+        input_tokens=_count(usage, "input_tokens", "token_usage.input_tokens"),
+        output_tokens=_count(usage, "output_tokens", "token_usage.output_tokens"),
+        truncated=_flag(row, "is_truncated", "is_truncated"),
         rescored=rescored,
+        error=error,
+        error_message=message,
     )
 
 
-def _legacy_replies(completion: Any) -> list[Mapping[str, Any]]:
-    """The assistant messages of a legacy ``completion`` (a message list, or a plain string)."""
-    if isinstance(completion, str):
-        return [{"content": completion}]
-    if isinstance(completion, list):
-        return [m for m in completion if isinstance(m, Mapping) and m.get("role") == "assistant"]
-    return []
+def _legacy_error(value: Any) -> tuple[str | None, str | None]:
+    """``(type, message)`` of a legacy row's ``error``: null, a string, or ``{"error": type, "message"}``."""
+    if value is None:
+        return None, None
+    if isinstance(value, str):
+        return (_short(value), None) if value else (None, None)
+    if not isinstance(value, dict):
+        raise _BadRecord(f"field error is {_kind(value)}, expected null, a string or an object")
+    kind = _string(value, "error", "error.error") or _string(value, "type", "error.type") or "error"
+    message = _string(value, "message", "error.message")
+    return _short(kind), None if message is None else _short(message, 300)
 
 
-def _json_file(path: Path) -> Mapping[str, Any]:
+# --- the run's saved setting (best effort: a field of an unexpected type is unknown, never an error)
+
+
+def _json_file(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = decode_json(path.read_bytes())
+    except (OSError, _BadRecord):
         return {}
-    return data if isinstance(data, Mapping) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _config_text(value: Any) -> str | None:
+    """A config string (model, split, data path), or None when missing or not a string."""
+    return _short(value, 400) if isinstance(value, str) and value else None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _negatives(value: Any) -> str | None:
     try:
         return None if value is None else str(parse_negatives(value))
     except ValueError:
-        return str(value)
+        return _short(str(value)) if isinstance(value, str | int | float) else None
 
 
 def _v1_config(run_dir: Path) -> RunConfig:
@@ -397,26 +676,28 @@ def _v1_config(run_dir: Path) -> RunConfig:
     config = _json_file(run_dir / "configs" / "resolved" / "eval.json")
     if not config:
         return RunConfig()
-    env = config.get("env") if isinstance(config.get("env"), Mapping) else {}
-    taskset = env.get("taskset") if isinstance(env.get("taskset"), Mapping) else {}
-    select = config.get("select") if isinstance(config.get("select"), Mapping) else {}
+    taskset = _mapping(_mapping(config.get("env")).get("taskset"))
+    select = _mapping(config.get("select"))
+
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
     limits = []
-    if isinstance(select.get("limit"), int):
+    if whole(select.get("limit")):
         limits.append(f"-n {select['limit']}")
-    if isinstance(config.get("num_tasks"), int) and config["num_tasks"] >= 0:  # 0.3.1's -n
+    if whole(config.get("num_tasks")) and config["num_tasks"] >= 0:  # 0.3.1's -n
         limits.append(f"-n {config['num_tasks']}")
-    if isinstance(taskset.get("num_tasks"), int):
+    if whole(taskset.get("num_tasks")):
         limits.append(f"num_tasks={taskset['num_tasks']}")
     if select.get("skip"):
-        limits.append(f"skip={select['skip']}")
+        limits.append(f"skip={_short(str(select['skip']), 20)}")
     for kind in ("include", "exclude"):
-        chosen = select.get(kind) if isinstance(select.get(kind), Mapping) else {}
-        if any(chosen.values()):
+        if any(_mapping(select.get(kind)).values()):
             limits.append(f"select.{kind}")
     return RunConfig(
-        model=str(config["model"]) if config.get("model") else None,
-        split=taskset.get("split"),
-        data_path=taskset.get("data_path"),
+        model=_config_text(config.get("model")),
+        split=_config_text(taskset.get("split")),
+        data_path=_config_text(taskset.get("data_path")),
         negatives=_negatives(taskset.get("negatives", 0)),
         limit=", ".join(limits),
     )
@@ -427,14 +708,15 @@ def _legacy_config(run_dir: Path) -> RunConfig:
     meta = _json_file(run_dir / "metadata.json")
     if not meta:
         return RunConfig()
-    args = meta.get("env_args") if isinstance(meta.get("env_args"), Mapping) else {}
+    args = _mapping(meta.get("env_args"))
+    num_tasks = args.get("num_tasks")
     return RunConfig(
-        model=str(meta["model"]) if meta.get("model") else None,
-        split=args.get("split", "validation"),
-        data_path=args.get("data_path"),
+        model=_config_text(meta.get("model")),
+        split=_config_text(args.get("split", "validation")),
+        data_path=_config_text(args.get("data_path")),
         negatives=_negatives(args.get("negatives", 0)),
         # The legacy metadata records how many examples ran, not whether -n cut the split short.
-        limit=f"num_tasks={args['num_tasks']}" if isinstance(args.get("num_tasks"), int) else None,
+        limit=f"num_tasks={num_tasks}" if isinstance(num_tasks, int) and not isinstance(num_tasks, bool) else None,
     )
 
 
@@ -461,8 +743,9 @@ def majority_label(rollouts: Sequence[Rollout]) -> str | None:
     return min(votes, key=lambda label: (-votes[label], _LABEL_ORDER[label]))
 
 
-def _rows(items: Iterable[tuple[str, tuple[str, str, str], tuple[str, ...], str | None]]
-          ) -> tuple[list[RelationRow], list[RelationRow]]:
+def _rows(
+    items: Iterable[tuple[str, tuple[str, str, str], tuple[str, ...], str | None]],
+) -> tuple[list[RelationRow], list[RelationRow]]:
     """Gold and predicted official rows of ``(replica, key, gold labels, predicted label)`` items.
 
     ``replica`` keeps several predictions for one pair apart (one replica per rollout), so pooling k
@@ -496,6 +779,29 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _bounded_mean(values: Sequence[float]) -> float:
+    """The mean of finite values, dividing first so that it stays finite (a sum of huge rewards would not)."""
+    return sum(v / len(values) for v in values)
+
+
+def errored_summary(rollouts: Sequence[Rollout]) -> dict[str, Any]:
+    """How many rollouts errored without an answer, by error type, and whether the run failed.
+
+    ``failed`` is True when more than ``MOSTLY_ERRORED`` of the rollouts errored (e.g. every rollout a
+    provider error: no API key, no route): the figures then measure the failure, not the model.
+    """
+    errored = [r for r in rollouts if r.errored]
+    example = next((r for r in errored if r.error_message), errored[0] if errored else None)
+    rate = len(errored) / len(rollouts) if rollouts else 0.0
+    return {
+        "failed": rate > MOSTLY_ERRORED,
+        "rollouts": len(errored),
+        "rate": rate,
+        "types": dict(Counter(r.error for r in errored).most_common()),
+        "example": None if example is None else f"{example.error}: {example.error_message or ''}".rstrip(": "),
+    }
+
+
 def _option_labels(rollouts: Sequence[Rollout]) -> list[str]:
     """Confusion-matrix labels: the options offered (A-M, plus N when any task offered or used it)."""
     with_nr = any(r.with_no_relation or NO_RELATION.name in (r.label, *r.labels) for r in rollouts)
@@ -510,8 +816,14 @@ def _no_relation_scores(rollouts: Sequence[Rollout]) -> dict[str, float | int] |
     pred = [r.label == NO_RELATION.name for r in rollouts]
     tp = sum(g and p for g, p in zip(gold, pred, strict=True))
     p, r, f = prf(tp, sum(pred) - tp, sum(gold) - tp)
-    return {"letter": NO_RELATION.letter, "precision": p, "recall": r, "f1": f, "support": sum(gold),
-            "predicted": sum(pred)}
+    return {
+        "letter": NO_RELATION.letter,
+        "precision": p,
+        "recall": r,
+        "f1": f,
+        "support": sum(gold),
+        "predicted": sum(pred),
+    }
 
 
 def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]:
@@ -523,37 +835,57 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]
     with_nr = any(r.with_no_relation for r in rollouts)
     if not with_nr:
         return {
-            "mode": "positive-only", "negatives": config.negatives or "0", "comparable_with_official": False,
+            "mode": "positive-only",
+            "negatives": config.negatives or "0",
+            "comparable_with_official": False,
             "note": "positive-only: every evaluated pair is a gold pair, so precision and recall differ only "
-                    "through invalid answers (FN, no FP) and wrong types (FP and FN); on a multi-label pair "
-                    "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
+            "through invalid answers (FN, no FP) and wrong types (FP and FN); on a multi-label pair "
+            "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
         }
     negatives = config.negatives
     if negatives is None or (negatives == "all" and config.limit is None):
         comparable = None
-        verdict = ("comparability unknown (the saved config does not say whether the tasks were limited): it "
-                   "needs negatives=all on a whole split.")
+        verdict = (
+            "comparability unknown (the saved config does not say whether the tasks were limited): it "
+            "needs negatives=all on a whole split."
+        )
     elif negatives == "all" and not config.limit:
         comparable = True
-        data = (f"every task of {config.data_path} (a whole split only if that file is one)" if config.data_path
-                else f"the whole {config.split or '?'} split")
-        verdict = (f"negatives=all over {data}: comparable with the official metric (the published anchors are on "
-                   "the hidden test set; the validation split is the official development set).")
+        data = (
+            f"every task of {config.data_path} (a whole split only if that file is one)"
+            if config.data_path
+            else f"the whole {config.split or '?'} split"
+        )
+        verdict = (
+            f"negatives=all over {data}: comparable with the official metric (the published anchors are on "
+            "the hidden test set; the validation split is the official development set)."
+        )
     else:
         comparable = False
         why = f"negatives={negatives}" if negatives != "all" else f"tasks limited ({config.limit})"
         verdict = f"{why}: NOT comparable with BioCreative VII; only negatives=all on a whole split is."
     return {
-        "mode": "negatives", "negatives": negatives, "comparable_with_official": comparable,
+        "mode": "negatives",
+        "negatives": negatives,
+        "comparable_with_official": comparable,
         "note": "with NO-RELATION candidates: a type answered on a no-relation pair is a false positive; an N or "
-                "invalid answer on a gold pair is a false negative; N itself is never scored. " + verdict,
+        "invalid answer on a gold pair is a false negative; N itself is never scored. " + verdict,
     }
 
 
 def _class_dict(scores: Scores) -> dict[str, dict[str, Any]]:
     return {
-        c.label: {"letter": letter_of(c.label), "precision": c.precision, "recall": c.recall, "f1": c.f1,
-                  "support": c.support, "predicted": c.predicted, "tp": c.tp, "fp": c.fp, "fn": c.fn}
+        c.label: {
+            "letter": letter_of(c.label),
+            "precision": c.precision,
+            "recall": c.recall,
+            "f1": c.f1,
+            "support": c.support,
+            "predicted": c.predicted,
+            "tp": c.tp,
+            "fp": c.fp,
+            "fn": c.fn,
+        }
         for c in scores.per_class
     }
 
@@ -578,9 +910,19 @@ def summarize(run: Run) -> dict[str, Any]:
     with_tokens = [r for r in rollouts if r.output_tokens is not None]
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
+    errored = errored_summary(rollouts)
     return {
-        "run": {"name": run.name, "path": run.path, "source": run.source, "model": run.config.model,
-                "split": run.config.split, "data_path": run.config.data_path, "limit": run.config.limit},
+        "failed": errored["failed"],
+        "errored": errored,
+        "run": {
+            "name": run.name,
+            "path": run.path,
+            "source": run.source,
+            "model": run.config.model,
+            "split": run.config.split,
+            "data_path": run.config.data_path,
+            "limit": run.config.limit,
+        },
         "setting": setting_of(rollouts, run.config),
         "n_tasks": len(groups),
         "n_rollouts": n,
@@ -589,7 +931,7 @@ def summarize(run: Run) -> dict[str, Any]:
         "mean_at_k": _mean(per_task),
         "pass_at_k": _mean([float(score > 0) for score in per_task]),
         "majority_accuracy": _mean([float(majority[key] in group[0].labels) for key, group in groups.items()]),
-        "mean_reward": _mean(rewards) if rewards else None,
+        "mean_reward": _bounded_mean(rewards) if rewards else None,
         "micro_precision": pooled.precision,
         "micro_recall": pooled.recall,
         "micro_f1": pooled.f1,
@@ -598,9 +940,14 @@ def summarize(run: Run) -> dict[str, Any]:
         "macro_recall": pooled.macro_recall,
         "macro_f1": pooled.macro_f1,
         "macro_f1_supported": pooled.supported_macro_f1,
-        "majority": {"micro_precision": voted.precision, "micro_recall": voted.recall, "micro_f1": voted.f1,
-                     "micro_counts": {"tp": voted.tp, "fp": voted.fp, "fn": voted.fn},
-                     "macro_f1": voted.macro_f1, "macro_f1_supported": voted.supported_macro_f1},
+        "majority": {
+            "micro_precision": voted.precision,
+            "micro_recall": voted.recall,
+            "micro_f1": voted.f1,
+            "micro_counts": {"tp": voted.tp, "fp": voted.fp, "fn": voted.fn},
+            "macro_f1": voted.macro_f1,
+            "macro_f1_supported": voted.supported_macro_f1,
+        },
         "per_class": _class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
@@ -617,7 +964,15 @@ def summarize(run: Run) -> dict[str, Any]:
             "total_output": sum(r.output_tokens or 0 for r in with_tokens),
             "truncated": sum(r.truncated for r in rollouts),
         },
-        "lines": {"read": run.lines, "corrupt": len(run.corrupt), "corrupt_examples": run.corrupt[:_MAX_EXAMPLES]},
+        "lines": {
+            "read": run.lines,
+            "blank": run.blank,
+            "records": n + len(run.corrupt) + len(run.unidentified),
+            "corrupt": len(run.corrupt),
+            "unidentified": len(run.unidentified),
+            "corrupt_lines": [str(s) for s in run.corrupt],
+            "unidentified_lines": [str(s) for s in run.unidentified],
+        },
         "rescored": sum(r.rescored for r in rollouts),
     }
 
@@ -656,8 +1011,7 @@ def export_tsv(run: Run, path: str | os.PathLike[str]) -> int:
     return write_predictions_tsv(path, prediction_rows(run.rollouts))
 
 
-def export_gold(run: Run, directory: str | os.PathLike[str], documents: Sequence[Document] | None = None
-                ) -> list[Path]:
+def export_gold(run: Run, directory: str | os.PathLike[str], documents: Sequence[Document] | None = None) -> list[Path]:
     """Write the official scorer's gold inputs for the evaluated pairs to ``directory``.
 
     ``gold_relations.tsv`` (the gold relations of the evaluated pairs: the report's gold set),
@@ -699,13 +1053,56 @@ def _counts(counter: Mapping[str, int]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counter.items()) or "none"
 
 
+def _listed(skips: Sequence[str]) -> list[str]:
+    more = len(skips) - _MAX_EXAMPLES
+    return [f"    {s}" for s in skips[:_MAX_EXAMPLES]] + (
+        [f"    ... and {more} more (--json lists every one)"] * (more > 0)
+    )
+
+
+def _skipped_lines(lines: Mapping[str, Any]) -> list[str]:
+    """What reading skipped: malformed records and rollouts of unidentified tasks, each listed."""
+    if not lines["corrupt"] and not lines["unidentified"]:
+        return []
+    rollouts = lines["records"] - lines["corrupt"] - lines["unidentified"]
+    out = [
+        f"  read {lines['read']} lines, {lines['records']} records: {rollouts} rollouts, {lines['corrupt']} skipped, "
+        f"{lines['unidentified']} of unidentified tasks"
+    ]
+    if lines["corrupt"]:
+        out.append(f"  skipped {lines['corrupt']} records (malformed or not DrugProt):")
+        out += _listed(lines["corrupt_lines"])
+    if lines["unidentified"]:
+        out.append(f"  {lines['unidentified']} rollouts of a task that cannot be identified (counted, not scored):")
+        out += _listed(lines["unidentified_lines"])
+    return out
+
+
+def format_failure(report: Mapping[str, Any]) -> list[str]:
+    """The banner that opens the report of a failed run (most rollouts errored); empty for other runs."""
+    errored = report["errored"]
+    if not errored["failed"]:
+        return []
+    return [
+        f"drugprot report: FAILED RUN {report['run']['name']}: {errored['rollouts']} of {report['n_rollouts']} "
+        f"rollouts ({errored['rate']:.1%}) errored without an answer ({_counts(errored['types'])})",
+        f"  first error: {errored['example']}",
+        "  The figures below measure the failure, not the model. Check the endpoint, model name and API key "
+        "(or the harness log), then re-run.",
+        "",
+    ]
+
+
 def _header(report: Mapping[str, Any]) -> list[str]:
     run, k = report["run"], report["rollouts_per_task"]
     per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
     data = f"data {run['data_path']}" if run["data_path"] else f"split {run['split'] or '?'}"
-    facts = [f"model {run['model'] or '?'}", data,
-             f"negatives {report['setting']['negatives'] or '?'}",
-             f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}"]
+    facts = [
+        f"model {run['model'] or '?'}",
+        data,
+        f"negatives {report['setting']['negatives'] or '?'}",
+        f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}",
+    ]
     lines = [
         f"drugprot report: {run['name']} ({run['source']})",
         f"  {run['path']}",
@@ -713,13 +1110,18 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
         f"  setting: {report['setting']['note']}",
     ]
-    if report["lines"]["corrupt"]:
-        lines.append(f"  skipped {report['lines']['corrupt']} of {report['lines']['read']} lines/traces "
-                     "(corrupt or not DrugProt):")
-        lines += [f"    {example}" for example in report["lines"]["corrupt_examples"]]
+    lines += _skipped_lines(report["lines"])
+    errored = report["errored"]
+    if errored["rollouts"] and not errored["failed"]:
+        lines.append(
+            f"  errored: {errored['rollouts']} of {report['n_rollouts']} rollouts ({errored['rate']:.1%}) recorded an "
+            f"error and gave no answer: {_counts(errored['types'])}"
+        )
     if report["rescored"]:
-        lines.append(f"  re-scored {report['rescored']} rollouts from their last assistant message "
-                     "(no usable info['drugprot'] record: older run or scoring error)")
+        lines.append(
+            f"  re-scored {report['rescored']} rollouts from their last assistant message "
+            "(no usable info['drugprot'] record: older run or scoring error)"
+        )
     return lines
 
 
@@ -727,25 +1129,30 @@ def format_report(report: Mapping[str, Any]) -> str:
     """The human-readable report of one run."""
     k = report["rollouts_per_task"]["max"]
     maj = report["majority"]
-    out = _header(report)
+    out = format_failure(report) + _header(report)
     out += [
         "",
         "Accuracy (a reply is right when it names one of the pair's gold types)",
-        *(f"  {name:<27}{_pct(value)}" for name, value in (
-            ("mean over rollouts", report["accuracy"]),
-            (f"mean@{k} (per task)", report["mean_at_k"]),
-            (f"pass@{k}", report["pass_at_k"]),
-            ("majority vote (per task)", report["majority_accuracy"]),
-            ("mean reward", report["mean_reward"]),
-        )),
+        *(
+            f"  {name:<27}{_pct(value)}"
+            for name, value in (
+                ("mean over rollouts", report["accuracy"]),
+                (f"mean@{k} (per task)", report["mean_at_k"]),
+                (f"pass@{k}", report["pass_at_k"]),
+                ("majority vote (per task)", report["majority_accuracy"]),
+                ("mean reward", report["mean_reward"]),
+            )
+        ),
         "",
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
         "                              P      R      F1      TP     FP     FN",
     ]
     for name, scores in (("micro, rollouts pooled", report), ("micro, majority per task", maj)):
         c = scores["micro_counts"]
-        out.append(f"  {name:<26}{_pct(scores['micro_precision']):>7}{_pct(scores['micro_recall']):>7}"
-                   f"{_pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}")
+        out.append(
+            f"  {name:<26}{_pct(scores['micro_precision']):>7}{_pct(scores['micro_recall']):>7}"
+            f"{_pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}"
+        )
     supported = sum(1 for c in report["per_class"].values() if c["support"])
     out += [
         f"  macro-F1 over the 13 types {_pct(report['macro_f1'])}; over the {supported} types with gold support "
@@ -777,9 +1184,11 @@ def format_report(report: Mapping[str, Any]) -> str:
 def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
     """The confusion matrix as text: rows gold (first gold type of a multi-label pair), columns predicted."""
     columns = [letter_of(name) if name != INVALID else "inv" for name in confusion["columns"]]
-    lines = ["Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
-             "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
-             "      " + "".join(f"{c:>4}" for c in columns)]
+    lines = [
+        "Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
+        "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
+        "      " + "".join(f"{c:>4}" for c in columns),
+    ]
     for name, row in zip(confusion["labels"], confusion["matrix"], strict=True):
         cells = "".join(f"{(str(v) if v else '.'):>4}" for v in row)
         lines.append(f"  {letter_of(name):<4}{cells}   {sum(row):>4}  {name}")
@@ -789,9 +1198,11 @@ def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
 def format_tokens(tokens: Mapping[str, Any]) -> str:
     if not tokens["rollouts_with_usage"]:
         return f"Tokens: no usage recorded; {tokens['truncated']} rollouts stopped at max_tokens"
-    return (f"Tokens per rollout: input {tokens['mean_input']:.1f}, output {tokens['mean_output']:.1f} "
-            f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
-            f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)")
+    return (
+        f"Tokens per rollout: input {tokens['mean_input']:.1f}, output {tokens['mean_output']:.1f} "
+        f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
+        f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)"
+    )
 
 
 def format_comparison(
@@ -802,18 +1213,31 @@ def format_comparison(
     ``task_keys`` (each run's task keys) adds a warning when the runs did not evaluate the same tasks.
     """
     cols = [f"[{i}]" for i in range(1, len(reports) + 1)]
-    out = ["drugprot report: comparison"]
+    out = [
+        f"drugprot report: {col} FAILED RUN {r['run']['name']}: {r['errored']['rollouts']} of {r['n_rollouts']} "
+        f"rollouts errored without an answer ({r['errored']['example']}); its figures measure the failure"
+        for col, r in zip(cols, reports, strict=True)
+        if r["failed"]
+    ]
+    out.append("drugprot report: comparison")
     for col, report in zip(cols, reports, strict=True):
         run = report["run"]
-        out.append(f"  {col} {run['name']} ({run['model'] or '?'}, split {run['split'] or '?'}, negatives "
-                   f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}")
-        if report["lines"]["corrupt"] or report["rescored"]:
-            out.append(f"      skipped {report['lines']['corrupt']} corrupt lines/traces; "
-                       f"re-scored {report['rescored']} rollouts")
+        out.append(
+            f"  {col} {run['name']} ({run['model'] or '?'}, split {run['split'] or '?'}, negatives "
+            f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}"
+        )
+        lines = report["lines"]
+        if lines["corrupt"] or lines["unidentified"] or report["rescored"]:
+            out.append(
+                f"      skipped {lines['corrupt']} malformed records and {lines['unidentified']} rollouts of "
+                f"unidentified tasks; re-scored {report['rescored']} rollouts"
+            )
     if task_keys and len({frozenset(keys) for keys in task_keys}) > 1:
         shared = set.intersection(*(set(keys) for keys in task_keys))
-        out.append(f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
-                   f"{len(shared)} shared): compare with care")
+        out.append(
+            f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
+            f"{len(shared)} shared): compare with care"
+        )
     modes = {report["setting"]["mode"] for report in reports}
     if len(modes) > 1:
         out.append("  note: positive-only and negatives runs mixed: their micro-F1 measure different things")
@@ -829,8 +1253,10 @@ def format_comparison(
         ("micro F1 (majority)", [_pct(r["majority"]["micro_f1"]) for r in reports]),
         ("macro F1 (13 types)", [_pct(r["macro_f1"]) for r in reports]),
         ("invalid rate", [_pct(r["invalid_rate"]) for r in reports]),
-        ("mean output tokens", [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None
-                                else "-" for r in reports]),
+        (
+            "mean output tokens",
+            [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None else "-" for r in reports],
+        ),
         ("comparable w/ official", [str(r["setting"]["comparable_with_official"]).lower() for r in reports]),
     ]
     for name in RELATION_NAMES:
@@ -856,8 +1282,9 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ReportError("--plot needs matplotlib: pip install 'drugprot[report]' (or pip install matplotlib)"
-                          ) from exc
+        raise ReportError(
+            "--plot needs matplotlib: pip install 'drugprot[report]' (or pip install matplotlib)"
+        ) from exc
     fig, axes = plt.subplots(1, len(reports), figsize=(6.5 * len(reports), 6), squeeze=False)
     for ax, report in zip(axes[0], reports, strict=True):
         confusion = report["confusion"]
@@ -868,14 +1295,22 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
         ax.set_yticks(range(len(confusion["labels"])), [letter_of(c) for c in confusion["labels"]])
         ax.set_xlabel("predicted")
         ax.set_ylabel("gold")
-        ax.set_title(f"{report['run']['name']}\nmicro-F1 {report['micro_f1']:.3f}, accuracy {report['accuracy']:.3f}",
-                     fontsize=9)
+        ax.set_title(
+            f"{report['run']['name']}\nmicro-F1 {report['micro_f1']:.3f}, accuracy {report['accuracy']:.3f}", fontsize=9
+        )
         peak = max((v for row in matrix for v in row), default=0)
         for i, row in enumerate(matrix):
             for j, value in enumerate(row):
                 if value:
-                    ax.text(j, i, str(value), ha="center", va="center", fontsize=7,
-                            color="white" if value > peak / 2 else "black")
+                    ax.text(
+                        j,
+                        i,
+                        str(value),
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if value > peak / 2 else "black",
+                    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -886,71 +1321,125 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """The output options shared by ``drugprot report`` and ``drugprot baseline``."""
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object (several runs: {\"runs\": [...]}) instead of text")
+    parser.add_argument(
+        "--json", action="store_true", help='print one JSON object (several runs: {"runs": [...]}) instead of text'
+    )
     parser.add_argument("--plot", metavar="PATH", help="write the confusion matrix as a PNG (needs matplotlib)")
-    parser.add_argument("--export-tsv", metavar="PATH",
-                        help="write one prediction per task (majority over rollouts) in the official TSV format")
-    parser.add_argument("--export-gold", metavar="DIR",
-                        help="write the official scorer's gold inputs to DIR: gold_relations.tsv (gold of the "
-                             "evaluated pairs), pmids.txt and, when the abstracts are known, entities.tsv")
+    parser.add_argument(
+        "--export-tsv",
+        metavar="PATH",
+        help="write one prediction per task (majority over rollouts) in the official TSV format",
+    )
+    parser.add_argument(
+        "--export-gold",
+        metavar="DIR",
+        help="write the official scorer's gold inputs to DIR: gold_relations.tsv (gold of the "
+        "evaluated pairs), pmids.txt and, when the abstracts are known, entities.tsv",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json)")
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json)",
+    )
     add_output_arguments(parser)
-    parser.add_argument("--data-path", help="the run's data file or TSV directory, for --export-gold's entities.tsv "
-                                            "(default: the data path saved in the run's config)")
+    parser.add_argument(
+        "--data-path",
+        help="the run's data file or TSV directory, for --export-gold's entities.tsv "
+        "(default: the data path saved in the run's config)",
+    )
+    parser.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help=f"report a failed run (more than {MOSTLY_ERRORED:.0%}% of its rollouts errored without an answer) with "
+        f"exit status 0 and write its --export-tsv/--export-gold/--plot files (default: flag it, write no files, "
+        f"exit {EXIT_FAILED_RUN})",
+    )
+    parser.epilog = (
+        f"exit status: 0 reported; 2 a run cannot be read (no run file, no DrugProt rollout, bad options); "
+        f"{EXIT_FAILED_RUN} a run failed: more than {MOSTLY_ERRORED:.0%} of its rollouts errored without an answer "
+        "(e.g. no API key, no route to the endpoint); its report is printed, flagged at the top, and no file is "
+        "written unless --allow-errors. Malformed lines are skipped, counted and listed, never fatal."
+    )
 
 
-def emit(runs: Sequence[Run], args: argparse.Namespace) -> int:
-    """Print the report(s) of ``runs`` and write the requested files; returns the exit code."""
+def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = False) -> int:
+    """Print the report(s) of ``runs`` and write the requested files; returns the exit code.
+
+    A failed run (``errored_summary``) is flagged at the top of the report; unless ``allow_errors``, no file is
+    written (its predictions would look like a result) and the exit code is ``EXIT_FAILED_RUN``.
+    """
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
     reports = [summarize(run) for run in runs]
-    if args.plot:
-        plot_confusion(reports, args.plot)
+    failed = [report for report in reports if report["failed"]]
+    refused = bool(failed) and not allow_errors
     written = []
-    if args.export_tsv:
-        written.append(f"wrote {export_tsv(runs[0], args.export_tsv)} predictions to {args.export_tsv}")
-    if args.export_gold:
-        documents = run_documents(runs[0], getattr(args, "data_path", None))
-        written.append("wrote " + ", ".join(str(p) for p in export_gold(runs[0], args.export_gold, documents)))
-        if documents is None:
-            written.append("entities.tsv not written: pass --data-path (the run's data file or TSV directory)")
+    if refused:
+        files = [name for name in ("plot", "export_tsv", "export_gold") if getattr(args, name)]
+        if files:
+            written.append(
+                f"not written ({', '.join('--' + f.replace('_', '-') for f in files)}): the run failed; "
+                "pass --allow-errors to write them anyway"
+            )
+    else:
+        if args.plot:
+            plot_confusion(reports, args.plot)
+        if args.export_tsv:
+            written.append(f"wrote {export_tsv(runs[0], args.export_tsv)} predictions to {args.export_tsv}")
+        if args.export_gold:
+            documents = run_documents(runs[0], getattr(args, "data_path", None))
+            written.append("wrote " + ", ".join(str(p) for p in export_gold(runs[0], args.export_gold, documents)))
+            if documents is None:
+                written.append("entities.tsv not written: pass --data-path (the run's data file or TSV directory)")
+        if args.plot:
+            written.append(f"wrote the confusion matrix to {args.plot}")
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 else {"runs": reports}
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(payload, indent=2, allow_nan=False))
     elif len(reports) == 1:
         print(format_report(reports[0]))
     else:
         print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs]))
-    if args.plot:
-        written.append(f"wrote the confusion matrix to {args.plot}")
+    for report in failed:
+        errored = report["errored"]
+        written.append(
+            f"{report['run']['name']}: FAILED RUN, {errored['rollouts']} of {report['n_rollouts']} rollouts errored "
+            f"without an answer ({_counts(errored['types'])})"
+            + ("" if allow_errors else f"; exit {EXIT_FAILED_RUN} (--allow-errors reports it with exit 0)")
+        )
     for line in written:
         print(line, file=sys.stderr)
-    return 0
+    return EXIT_FAILED_RUN if refused else 0
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return emit([load_run(path) for path in args.runs], args)
+        return emit([load_run(path) for path in args.runs], args, allow_errors=args.allow_errors)
     except (DrugprotError, OSError) as exc:
         print(f"drugprot report: error: {exc}", file=sys.stderr)
         return 2
 
 
 __all__ = [
+    "EXIT_FAILED_RUN",
     "INVALID",
+    "MOSTLY_ERRORED",
     "ReportError",
     "Rollout",
     "Run",
     "RunConfig",
+    "Skip",
+    "decode_json",
+    "errored_summary",
     "export_gold",
     "export_tsv",
     "find_run_file",
     "format_comparison",
+    "format_failure",
     "format_report",
     "gold_rows",
     "group_by_task",
@@ -960,7 +1449,9 @@ __all__ = [
     "plot_confusion",
     "pooled_scores",
     "prediction_rows",
+    "read_line",
     "run_documents",
     "setting_of",
     "summarize",
+    "validate_record",
 ]
