@@ -309,3 +309,30 @@ def test_parse_work_does_not_grow_with_the_reply(shape) -> None:
 def test_parse_work_is_bounded_for_any_repeated_shape(unit, reasoning) -> None:
     assert python_lines(parsing.parse_reply, unit * 2_000, reasoning) <= WORK_BOUND
 
+
+# ------------------------------------------------------------------------------------ score cache
+
+
+def test_score_cache_keeps_digests_not_replies() -> None:
+    from drugprot.scoring import ScoreCache
+
+    cache = ScoreCache(size=4)
+    replies = [T + f"\\boxed{{{letter}}}" + " " * 1_000_000 for letter in "ABCDEFGH"]
+    scores = [cache.score(reply, None, GOLD) for reply in replies]
+    assert [s.letter for s in scores] == list("ABCDEFGH")
+    assert len(cache) == 4
+    assert all(len(key) == 16 for key in cache._entries)
+    assert all(len(str(value)) < 300 for value in cache._entries.values())  # scores only, no reply text
+    assert cache.score(replies[-1], None, GOLD) is scores[-1]  # a hit
+    assert cache.score(replies[-1], None, ["AGONIST"]).accuracy == 0.0  # the gold is part of the key
+    assert cache.score(replies[-1], None, GOLD, with_no_relation=True) is not scores[-1]
+    assert cache.score(None, None, GOLD) is not cache.score("", None, GOLD)  # None and "" are different keys
+    assert len(cache) == 4
+
+
+def test_score_cache_scores_non_text_as_an_error_instead_of_raising() -> None:
+    from drugprot.scoring import ScoreCache
+
+    score = ScoreCache().score([{"type": "text", "text": "x"}], None, GOLD)  # type: ignore[arg-type]
+    assert (score.accuracy, score.format) == (0.0, 0.0)
+    assert score.invalid_reason is not None and score.invalid_reason.startswith("scoring_error")
