@@ -63,10 +63,10 @@ REASONS: tuple[str, ...] = (
 )
 
 _ASCII_SPACE = " \t\n\r\f\v"
-_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _OPENER = re.compile(r"\\(?:text|textbf|textrm|texttt|mathrm|mathbf|mbox)[ \t\n\r\f\v]*\{", re.ASCII)
 _LETTER_WITH_LABEL = re.compile(r"\(?([A-Za-z])[ \t\n\r\f\v]*[.):][ \t\n\r\f\v]*(.*)", re.ASCII | re.DOTALL)
 _SEPARATORS = re.compile(r"[ \t\n\r\f\v_\-]+", re.ASCII)
+_SPACE_RUN = re.compile(r"\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class ParsedReply:
 
 def _normalise_name(text: str) -> str:
     """Upper-case (ASCII letters only) with runs of ASCII space, ``_`` and ``-`` as one ``-``."""
-    return _SEPARATORS.sub("-", text.strip(_ASCII_SPACE).translate(_ASCII_UPPER))
+    return _SEPARATORS.sub("-", _ascii_upper(text.strip(_ASCII_SPACE)))
 
 
 @cache
@@ -115,12 +115,24 @@ def _names(with_no_relation: bool) -> dict[str, str]:
 
 def has_text(text: str) -> bool:
     """Whether ``text`` holds anything besides whitespace and ``<think>``/``</think>`` tags."""
-    stripped = text.lstrip()
-    if not stripped:
-        return False
-    if stripped[0] != "<":  # the common case: no copy of a long reasoning
-        return True
-    return bool(stripped.replace(THINK_OPEN, "").replace(THINK_CLOSE, "").strip())
+    start = _SPACE_RUN.match(text).end()
+    for _ in range(4):  # the common cases, without copying a long reasoning: skip a few leading tags
+        if start == len(text):
+            return False
+        if text[start] != "<":
+            return True
+        if text.startswith(THINK_OPEN, start):
+            start = _SPACE_RUN.match(text, start + len(THINK_OPEN)).end()
+        elif text.startswith(THINK_CLOSE, start):
+            start = _SPACE_RUN.match(text, start + len(THINK_CLOSE)).end()
+        else:
+            return True
+    return bool(text.replace(THINK_OPEN, "").replace(THINK_CLOSE, "").strip())
+
+
+def _ascii_upper(text: str) -> str:
+    """``text`` upper-cased when it is ASCII; anything else is returned as is (it can name no option)."""
+    return text.upper() if text.isascii() else text
 
 
 def _closing_brace(text: str, start: int) -> int:
@@ -169,10 +181,10 @@ def answer_letter(answer: str, *, with_no_relation: bool = False) -> tuple[str |
     text = _unwrap(answer)
     letters = by_letter(with_no_relation)
     if len(text) == 1:
-        letter = text.translate(_ASCII_UPPER)
+        letter = _ascii_upper(text)
         return (letter, None) if letter in letters else (None, UNKNOWN_ANSWER)
     if len(text) == 3 and text[0] == "(" and text[2] == ")":
-        letter = text[1].translate(_ASCII_UPPER)
+        letter = _ascii_upper(text[1])
         return (letter, None) if letter in letters else (None, UNKNOWN_ANSWER)
     names = _names(with_no_relation)
     named = names.get(_normalise_name(text))
@@ -180,7 +192,7 @@ def answer_letter(answer: str, *, with_no_relation: bool = False) -> tuple[str |
         return named, None
     match = _LETTER_WITH_LABEL.fullmatch(text)
     if match is not None:
-        letter, rest = match.group(1).translate(_ASCII_UPPER), match.group(2).strip(_ASCII_SPACE)
+        letter, rest = match.group(1).upper(), match.group(2).strip(_ASCII_SPACE)
         if letter not in letters:
             return None, UNKNOWN_ANSWER
         if not rest:
@@ -190,26 +202,6 @@ def answer_letter(answer: str, *, with_no_relation: bool = False) -> tuple[str |
             return letter, None
         return None, (LABEL_MISMATCH if rest_letter is not None else UNKNOWN_ANSWER)
     return None, UNKNOWN_ANSWER
-
-
-def answer_region(content: str, reasoning: str) -> str | None:
-    """The text after a completed, non-empty reasoning block, or None when there is no such block.
-
-    Separately delivered reasoning means the server already cut the reply at the end of its
-    reasoning: the whole content is the answer region. Otherwise the content's first ``</think>``
-    ends the reasoning, which starts after a ``<think>`` before it (vLLM's ``deepseek_r1`` and
-    renderers' ``think`` parsers split there too).
-    """
-    if has_text(reasoning):
-        return content
-    close = content.find(THINK_CLOSE)
-    if close == -1:
-        return None
-    opening = content.find(THINK_OPEN, 0, close)
-    start = opening + len(THINK_OPEN) if opening != -1 else 0
-    if not has_text(content[start:close]):
-        return None
-    return content[close + len(THINK_CLOSE) :]
 
 
 def parse_reply(content: str | None, reasoning: str | None = None, *, with_no_relation: bool = False) -> ParsedReply:
@@ -224,14 +216,19 @@ def parse_reply(content: str | None, reasoning: str | None = None, *, with_no_re
         A ``ParsedReply``; never raises on any string input, in time linear in the input's length.
     """
     content = content or ""
-    reasoning = reasoning or ""
-    if not has_text(content) and not has_text(reasoning):
-        return ParsedReply(None, EMPTY, False, 0)
-    region = answer_region(content, reasoning)
-    if region is None:
-        return ParsedReply(None, REASONING_INCOMPLETE, False, 0)
+    if has_text(reasoning or ""):  # the server cut the reply at the end of its reasoning
+        region = content
+    else:  # the reasoning ends at the first </think>, after a <think> before it (where the servers split)
+        close = content.find(THINK_CLOSE)
+        if close == -1:
+            return ParsedReply(None, REASONING_INCOMPLETE if has_text(content) else EMPTY, False, 0)
+        opening = content.find(THINK_OPEN, 0, close)
+        start = opening + len(THINK_OPEN) if opening != -1 else 0
+        region = content[close + len(THINK_CLOSE) :]
+        if not has_text(content[start:close]):
+            return ParsedReply(None, REASONING_INCOMPLETE if has_text(region) else EMPTY, False, 0)
     last_open, last_close = region.rfind(THINK_OPEN), region.rfind(THINK_CLOSE)
-    if not has_text(region) or last_open > last_close:  # nothing after the reasoning, or thinking again
+    if last_open > last_close or not has_text(region):  # thinking again, or nothing after the reasoning
         return ParsedReply(None, REASONING_INCOMPLETE, True, 0)
     stray = last_open != -1 or last_close != -1
     boxes = region.count(BOX)
