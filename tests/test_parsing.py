@@ -214,7 +214,7 @@ replies = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 LETTERS = "ABCDEFGHIJKLM"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
 @given(content=st.one_of(st.none(), replies, st.text()), reasoning=st.one_of(st.none(), replies, st.text()))
 def test_parser_never_raises_and_explains_every_failure(content, reasoning) -> None:
     parsed = parsing.parse_reply(content, reasoning)
@@ -225,7 +225,7 @@ def test_parser_never_raises_and_explains_every_failure(content, reasoning) -> N
     assert score.invalid_reason is None or not score.invalid_reason.startswith("scoring_error")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(
     first=st.sampled_from(LETTERS),
     second=st.sampled_from(LETTERS),
@@ -239,7 +239,7 @@ def test_hedges_ranges_and_several_letters_never_answer(first, second, joiner, l
     assert parsed.letter is None and parsed.invalid_reason in ("unknown_answer", "letter_label_mismatch")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(char=st.characters(exclude_categories=["Cs"]).filter(lambda c: not c.isascii()))
 def test_no_non_ascii_character_is_a_letter_or_part_of_a_name(char) -> None:
     assert parsing.parse_reply(f"{T}\\boxed{{{char}}}").letter is None
@@ -247,7 +247,7 @@ def test_no_non_ascii_character_is_a_letter_or_part_of_a_name(char) -> None:
     assert parsing.parse_reply(f"{T}\\boxed{{E. {char}NHIBITOR}}").letter is None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(reasoning=replies, answer=replies)
 def test_no_answer_without_completed_reasoning(reasoning, answer) -> None:
     """Whatever the reply holds, without a </think> or separate reasoning no letter is read."""
@@ -304,7 +304,7 @@ def test_parse_work_does_not_grow_with_the_reply(shape) -> None:
     assert small <= WORK_BOUND and large <= WORK_BOUND
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(unit=replies.filter(bool), reasoning=st.one_of(st.none(), replies))
 def test_parse_work_is_bounded_for_any_repeated_shape(unit, reasoning) -> None:
     assert python_lines(parsing.parse_reply, unit * 2_000, reasoning) <= WORK_BOUND
