@@ -24,7 +24,7 @@ SHAPES = [
     ("correct", lambda g, w: Reply(f"{THINK}\n\\boxed{{{g}}}"), 1.0, 1.0),
     ("wrong", lambda g, w: Reply(f"{THINK}\n\\boxed{{{w}}}"), 0.0, 1.0),
     ("separate-reasoning", lambda g, w: Reply(f"\\boxed{{{g}}}", reasoning_content="It inhibits."), 1.0, 1.0),
-    ("no-think", lambda g, w: Reply(f"The answer is \\boxed{{{g}}}."), 1.0, 0.0),
+    ("no-think", lambda g, w: Reply(f"The answer is \\boxed{{{g}}}."), 0.0, 0.0),  # no reasoning, no answer
     ("unterminated", lambda g, w: Reply(f"<think>Let me think about \\boxed{{{g}}}"), 0.0, 0.0),
     ("two-boxes", lambda g, w: Reply(f"{THINK}\\boxed{{{w}}} no, \\boxed{{{g}}}"), 1.0, 0.0),
     ("no-box", lambda g, w: Reply(f"{THINK}The answer is {g}."), 0.0, 0.0),
@@ -69,9 +69,9 @@ def test_vf_eval_drugprot_end_to_end(tmp_path: Path) -> None:
         assert (r.rewards["accuracy"], r.rewards["format"]) == (acc, fmt), (key, name)
         assert r.weights == {"accuracy": 1.0, "format": 0.1}
         assert r.reward == pytest.approx(acc + 0.1 * fmt), (key, name)
-        invalid = name in ("unterminated", "no-box")
+        invalid = name in ("no-think", "unterminated", "no-box")
         assert (r.info["drugprot"]["letter"] is None) is invalid, (key, name)
-    assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 16.0
+    assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 12.0
     assert sum(r.rewards["format"] for r in results) == sum(e[2] for e in expected.values()) == 12.0
     # task data travels on the trace for the report: ids and all gold labels of the multi-label pair
     multi = by_key["90000001:T1:T2"]

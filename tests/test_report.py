@@ -946,7 +946,7 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
         {
             "example_id": 0,
             "prompt": [],
-            "completion": [{"role": "assistant", "content": "\\boxed{K}"}],
+            "completion": [{"role": "assistant", "content": "<think>b</think>\\boxed{K}"}],
             "answer": "E",
             "info": json.dumps(info),
             "reward": 0.0,
@@ -1012,7 +1012,7 @@ E2E_EXCEPTIONS = {
     "90000007:T6:T7": Reply(THINK + "\\boxed{K}"),  # gold L: wrong
     "90000008:T5:T6": Reply(THINK + "\\boxed{F}"),  # gold H: wrong
     "90000009:T4:T5": Reply("\\boxed{C}", reasoning_content="It binds the benzodiazepine site."),  # right
-    "90000006:T1:T2": Reply("\\boxed{B}"),  # right, but no reasoning: format not ok
+    "90000006:T1:T2": Reply(THINK + "\\boxed{A} or \\boxed{B}"),  # right (the last box), two boxes: format not ok
 }
 
 
@@ -1037,13 +1037,10 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_jsonl: Path) -> No
     assert close(got["per_class"]["INDIRECT-UPREGULATOR"]["f1"], Fraction(4, 5))
     assert close(got["per_class"]["ANTAGONIST"]["f1"], Fraction(2, 3))
     assert close(got["invalid_rate"], Fraction(2, 27))
-    assert got["invalid_reasons"] == {"no_boxed_answer": 1, "unterminated_think": 1}
+    assert got["invalid_reasons"] == {"no_boxed_answer": 1, "reasoning_incomplete": 1}
     assert close(got["format_rate"], Fraction(24, 27))
-    assert sorted(got["format_reasons"].items()) == [
-        ("no_boxed_answer", 1),
-        ("no_reasoning", 1),
-        ("unterminated_think", 1),
-    ]
+    assert sorted(got["format_reasons"].items()) == [("no_boxed_answer", 1), ("reasoning_incomplete", 1),
+                                                     ("several_boxed_answers", 1)]
     assert close(got["mean_reward"], Fraction(21, 27) + Fraction(24, 270))
     outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in script.values())
     assert (got["tokens"]["rollouts_with_usage"], got["tokens"]["total_output"]) == (27, outputs)
