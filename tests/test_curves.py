@@ -355,3 +355,18 @@ def test_a_panel_without_data_says_so(tmp_path: Path) -> None:
     png = tmp_path / "one.png"
     curves.plot_curves([curves.read_metrics(tmp_path)], png)
     assert_png(png, min_size=(1600, 800), max_size=(2200, 1200))
+
+
+def test_a_long_curve_is_drawn_faint_under_its_trailing_mean(tmp_path: Path) -> None:
+    assert [curves.smoothing_window(n) for n in (1, 20, 21, 300, 1000)] == [1, 1, 5, 6, 20]
+    assert curves.trailing_mean([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3) == [1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
+    assert curves.trailing_mean([2.0, 4.0], 1) == [2.0, 4.0]
+    lines: list[str] = []
+    for step in range(40):
+        log_metrics(lines, {"train/agg/effective/agent/rewards/accuracy/mean": float(step % 2)}, step, T0)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
+    raw, mean = curves.curves_figure([curves.read_metrics(tmp_path / "run")]).axes[1].get_lines()
+    assert list(raw.get_ydata()) == [float(s % 2) for s in range(40)] and raw.get_alpha() == 0.25
+    assert mean.get_label() == "[1] run (mean of 5)"
+    assert list(mean.get_ydata())[:6] == [0.0, 0.5, 1 / 3, 0.5, 0.4, 0.6]

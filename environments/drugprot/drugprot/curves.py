@@ -241,7 +241,23 @@ PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("eval reward", "eval", ("reward",)),
 )
 _STYLES = ("-", "--", ":", "-.")
+SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
 _RATES = {"accuracy", "format", "answered"}  # drawn on a fixed 0-1 axis, so runs and panels compare at a glance
+
+
+def smoothing_window(points: int) -> int:
+    """The trailing-mean window for a curve of ``points`` points: 1 (none) up to ``SMOOTH_FROM``, else 2% of the
+    points and at least 5."""
+    return 1 if points <= SMOOTH_FROM else max(5, points // 50)
+
+
+def trailing_mean(values: Sequence[float], window: int) -> list[float]:
+    """Mean of each value and the ``window - 1`` before it (fewer at the start)."""
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value - (values[i - window] if i >= window else 0.0)
+        out.append(total / min(i + 1, window))
+    return out
 
 
 def curves_figure(runs: Sequence[RunMetrics]) -> Any:
@@ -261,14 +277,20 @@ def curves_figure(runs: Sequence[RunMetrics]) -> Any:
             for n, key in enumerate(keys):
                 steps, values = zip(*run.curves[key], strict=True)
                 detail = [] if len(keys) == 1 else [_label(*key)]
+                label = " ".join([f"[{k + 1}] {short_name(run.name, 28)}", *detail])
+                style, colour = _STYLES[n % len(_STYLES)], colours[k % len(colours)]
+                window = smoothing_window(len(steps))
+                if window > 1:
+                    ax.plot(steps, values, style, color=colour, alpha=0.25, linewidth=0.8)
+                    values, label = trailing_mean(values, window), f"{label} (mean of {window})"
                 ax.plot(
                     steps,
                     values,
-                    _STYLES[n % len(_STYLES)],
-                    color=colours[k % len(colours)],
+                    style,
+                    color=colour,
                     marker="o" if len(steps) <= 30 else None,
                     markersize=3,
-                    label=" ".join([f"[{k + 1}] {short_name(run.name, 28)}", *detail]),
+                    label=label,
                 )
                 drawn += 1
         ax.set_title(title, fontsize=10)
@@ -345,5 +367,7 @@ __all__ = [
     "parse_line",
     "plot_curves",
     "read_metrics",
+    "smoothing_window",
     "summary",
+    "trailing_mean",
 ]
