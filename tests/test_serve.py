@@ -729,11 +729,18 @@ def test_build_server_refuses_bad_limits(argv: list[str], message: str, capsys: 
     assert message in capsys.readouterr().err
 
 
-def test_standalone_script_serves_until_interrupted() -> None:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# "inherited-ignored": started as a shell's background job is (SIGINT ignored), which Python would pass on.
+@pytest.mark.parametrize("sigint", ["default", "inherited-ignored"])
+def test_standalone_script_serves_until_interrupted(sigint: str) -> None:
     proc = subprocess.Popen(
         [sys.executable, serve.__file__, "--port", "0", "--reply", "\\boxed{A}", "--reasoning", "r"],
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ignore_sigint if sigint == "inherited-ignored" else None,
     )
     try:
         line = proc.stderr.readline()

@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import json
 import re
+import signal
 import socket
 import sys
 import threading
@@ -714,6 +715,10 @@ def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run :func:`build_server`'s server until Ctrl-C; prints ``serving <base_url>`` to stderr when up."""
+    # A parent that ignores SIGINT (a shell's background job, a test runner) passes that on to us, and Python then
+    # installs no KeyboardInterrupt handler: Ctrl-C / kill -INT would never stop the server.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # Ctrl-C may come as soon as the line is printed (a script waits for it), so it is caught from here on.
     with contextlib.suppress(KeyboardInterrupt), build_server(argv) as server:
         print(f"serving {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
