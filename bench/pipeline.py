@@ -1,11 +1,11 @@
 """Benchmark: the whole ``vf-eval`` run on drugprot against the framework's floor (a minimal echo taskset).
 
-Both runs use the same command line (``-n``, ``-r``, ``-c``, model, client), the same seat (``null``
-harness in a ``subprocess`` runtime) and the same instant local streaming OpenAI-compatible server
-(``drugprot.serve.OpenAIServer`` on 127.0.0.1), which answers every request with the same realistic reply
-(about 600 tokens of reasoning and a boxed letter). So the ratio of their times is what drugprot adds to
-an eval or RL run: loading the split, building prompts and scoring. Runs alternate drugprot/echo so slow
-drifts of a shared machine hit both alike.
+Both runs use the same command line (``-n``, ``-r``, ``-c``, model, client), the same seat (``--harness``:
+drugprot's own by default, or ``null``, in a ``subprocess`` runtime) and the same instant local streaming
+OpenAI-compatible server (``drugprot.serve.OpenAIServer`` on 127.0.0.1), which answers every request with
+the same realistic reply (about 600 tokens of reasoning and a boxed letter). So the ratio of their times is
+what drugprot adds to an eval or RL run: loading the split, building prompts and scoring. Runs alternate
+drugprot/echo so slow drifts of a shared machine hit both alike.
 
 Per run: wall seconds of the ``vf-eval`` process, CPU seconds of it and all its children (the harness
 programs), episodes per second over the rollout phase (first episode start to last episode end, from
@@ -13,7 +13,8 @@ programs), episodes per second over the rollout phase (first episode start to la
 model call, scoring). ``--profile DIR`` also writes a cProfile of one drugprot ``vf-eval`` process.
 
 The echo taskset lives in ``bench/echo_taskset`` and is put on ``PYTHONPATH`` (or install it with
-``uv pip install -e bench/echo_taskset``). The ``null`` harness needs ``uv`` and PyPI, or a warm uv cache.
+``uv pip install -e bench/echo_taskset``). The ``null`` harness needs ``uv`` and PyPI, or a warm uv cache
+(drugprot's harness serves the echo taskset too: it only carries messages).
 verifiers 0.4 runs ``vf-eval``; 0.3.x runs the v1 CLI ``eval`` (its ``vf-eval`` is the legacy one).
 
     python -m bench.pipeline                                  # generated corpus, n=16 r=2, c in 1 4 16
@@ -132,6 +133,7 @@ def run_eval(
     out_dir: Path,
     timeout: float = 1800,
     profile: Path | None = None,
+    harness: str = HARNESSES[0],
 ) -> dict[str, Any]:
     """One ``vf-eval`` process; its wall and CPU seconds (with its children) and its traces' summary.
 
@@ -140,7 +142,7 @@ def run_eval(
     """
     from tests.e2e import API_KEY_VAR, DEFAULT_API_KEY, read_episodes, run_vf_eval, verifiers_version
 
-    args = ["-c", str(concurrency)]
+    args = ["-c", str(concurrency), "--env.agent.harness.id", harness]
     if env == "drugprot":
         args += ["--env.taskset.data-path", data_path, "--env.taskset.split", split]
     else:
@@ -213,6 +215,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "pipeline",
         "machine": machine(),
         "cli": Path(cli).name,
+        "harness": args.harness,
         "n": args.n,
         "rollouts": args.rollouts,
         "repeats": args.repeats,
@@ -249,6 +252,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                 data_path,
                                 args.split,
                                 out,
+                                harness=args.harness,
                             )
                         )
                 level: dict[str, Any] = {}
@@ -285,6 +289,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     args.split,
                     out,
                     profile=prof,
+                    harness=args.harness,
                 )
                 result["profile"] = {"file": str(prof), "top": _top(prof, 25)}
     return result
@@ -500,6 +505,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the result to this file")
     parser.add_argument(
         "--harnesses", action="store_true", help="env-server CPU/wall per rollout, drugprot harness vs null"
+    )
+    parser.add_argument(
+        "--harness", default=HARNESSES[0], choices=HARNESSES, help="the seat of both vf-eval runs (default drugprot)"
     )
     parser.add_argument("--warmup", type=int, help="--harnesses: untimed rollouts first (default max(2, c))")
     parser.add_argument("--child-profile", help=argparse.SUPPRESS)

@@ -1,21 +1,29 @@
 """End to end: the real v1 eval CLI runs drugprot on the fixture against a local streaming OpenAI server.
 
 ``vf-eval drugprot -m trinity-mini --client.base-url http://127.0.0.1:<port>/v1`` (``eval`` on verifiers
-0.3.x) goes through verifiers' null harness, interception server and scoring; the server answers each task
-with a scripted reply, and the rewards are read back from the run's ``traces.jsonl``.
+0.3.x) goes through the harness, verifiers' interception server and scoring; the server answers each task
+with a scripted reply, and the rewards are read back from the run's ``traces.jsonl``. Each run is made with
+both harnesses: drugprot's own (``drugprot``, the pinned default) and verifiers' ``null`` chat program.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from drugprot.harness import HARNESS_ID, NULL_HARNESS_ID
 from drugprot.questions import TaskOptions, load_questions
-from drugprot.serve import OpenAIServer, Reply, scripted_responder
+from drugprot.serve import OpenAIServer, Reply, ResponderError, scripted_responder
 
 from .conftest import FIXTURE_JSONL
 from .e2e import read_episodes, run_vf_eval, trace_results
+
+HARNESSES = (HARNESS_ID, NULL_HARNESS_ID)
+FIXTURE_ARGS = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"]
 
 THINK = "<think>The abstract describes the chemical acting on the gene product.</think>"
 
@@ -31,9 +39,14 @@ SHAPES = [
 ]
 
 
-def test_vf_eval_drugprot_end_to_end(tmp_path: Path) -> None:
-    options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL))
-    questions = load_questions(options)
+@pytest.fixture(scope="module")
+def questions() -> list[Any]:
+    return load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL)))
+
+
+@pytest.fixture(scope="module")
+def shaped(questions: list[Any]) -> tuple[dict[str, Reply], dict[str, tuple[str, float, float]]]:
+    """The server's script (prompt -> reply) and the expected (shape, accuracy, format) per task key."""
     assert len(questions) == 27
     script, expected = {}, {}
     for i, q in enumerate(questions):
@@ -42,25 +55,41 @@ def test_vf_eval_drugprot_end_to_end(tmp_path: Path) -> None:
         wrong = "A" if gold != "A" else "B"
         script[q.prompt] = build(gold, wrong)
         expected[q.key] = (name, acc, fmt)
+    return script, expected
 
-    with OpenAIServer(scripted_responder(script)) as server:
-        run_dir = run_vf_eval(
-            "drugprot",
-            server.base_url,
-            tmp_path / "outputs",
-            model="trinity-mini",
-            n=27,
-            extra_args=["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"],
-        )
-        requests = server.chat_requests
 
+@pytest.fixture(scope="module")
+def shaped_runs(shaped: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[dict]]]:
+    """Both harnesses on the 27 scripted tasks: each run's directory and the chat requests the server got."""
+    script, _ = shaped
+    runs = {}
+    for harness in HARNESSES:
+        with OpenAIServer(scripted_responder(script)) as server:
+            run_dir = run_vf_eval(
+                "drugprot",
+                server.base_url,
+                tmp_path_factory.mktemp(harness) / "outputs",
+                model="trinity-mini",
+                n=27,
+                extra_args=[*FIXTURE_ARGS, "--env.agent.harness.id", harness],
+            )
+            runs[harness] = (run_dir, server.chat_requests)
+    return runs
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_vf_eval_drugprot_end_to_end(harness: str, questions: list[Any], shaped: Any, shaped_runs: Any) -> None:
+    _, expected = shaped
+    run_dir, requests = shaped_runs[harness]
     assert len(requests) == 27
     assert {r["model"] for r in requests} == {"trinity-mini"}
     first = requests[0]["messages"]
     assert [m["role"] for m in first] == ["system", "user"]
     assert first[0]["content"] == questions[0].system_prompt
 
-    results = trace_results(read_episodes(run_dir))
+    episodes = read_episodes(run_dir)
+    assert {t["agent"]["config"]["harness"]["id"] for e in episodes for t in e["traces"]} == {harness}
+    results = trace_results(episodes)
     assert sorted(r.task_key for r in results) == sorted(expected)
     by_key = {r.task_key: r for r in results}
     for key, (name, acc, fmt) in expected.items():
@@ -77,3 +106,105 @@ def test_vf_eval_drugprot_end_to_end(tmp_path: Path) -> None:
     multi = by_key["90000001:T1:T2"]
     assert (multi.task_data["pmid"], multi.task_data["arg1"], multi.task_data["arg2"]) == ("90000001", "T1", "T2")
     assert multi.task_data["labels"] == ["INHIBITOR", "SUBSTRATE"]
+
+
+def _message(node: dict[str, Any]) -> dict[str, Any]:
+    keep = ("role", "content", "reasoning_content", "tool_calls")
+    return {"sampled": node.get("sampled"), **{k: node["message"].get(k) for k in keep}}
+
+
+def _call(call: dict[str, Any]) -> dict[str, Any]:
+    keep = ("node", "model", "sampling", "endpoint", "finish_reason", "usage", "error")
+    return {k: call.get(k) for k in keep}
+
+
+def _recorded(trace: dict[str, Any]) -> dict[str, Any]:
+    """What a trace records of the exchange and its scoring (ids and timings aside)."""
+    keep = ("rewards", "metrics", "info", "ok", "stop_condition", "is_timeout", "errors", "is_completed")
+    counts = ("num_input_tokens", "num_output_tokens", "num_total_tokens")
+    return {
+        "nodes": [_message(node) for node in trace["nodes"]],
+        "parents": [node.get("parent") for node in trace["nodes"]],
+        "calls": [_call(call) for call in trace["calls"]],
+        **{k: trace.get(k) for k in (*keep, *counts)},
+    }
+
+
+def test_both_harnesses_send_the_same_chat_and_record_the_same_traces(shaped_runs: Any) -> None:
+    """Same replies, same traces: message by message, call by call, reward by reward."""
+    (ours_dir, ours_requests), (null_dir, null_requests) = shaped_runs[HARNESS_ID], shaped_runs[NULL_HARNESS_ID]
+
+    def chats(requests: list[dict]) -> list[tuple]:
+        return sorted((r["model"], str(r["messages"])) for r in requests)
+
+    assert chats(ours_requests) == chats(null_requests)
+    ours = {t["task"]["key"]: t for e in read_episodes(ours_dir) for t in e["traces"]}
+    null = {t["task"]["key"]: t for e in read_episodes(null_dir) for t in e["traces"]}
+    assert sorted(ours) == sorted(null)
+    for key in ours:
+        assert [n["message"]["role"] for n in ours[key]["nodes"]] == ["system", "user", "assistant"], key
+        assert _recorded(ours[key]) == _recorded(null[key]), key
+
+
+class FaultyResponder:
+    """Per prompt: ``flaky`` fails its first request with 503, ``bad`` always gets 400, ``slow`` answers after
+    ``SLOW_S``; every other request gets a correct, well-formed reply."""
+
+    def __init__(self, flaky: str, bad: str, slow: str) -> None:
+        self.flaky, self.bad, self.slow = flaky, bad, slow
+        self.seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        with self._lock:
+            self.seen[prompt] = count = self.seen.get(prompt, 0) + 1
+        if prompt == self.flaky and count == 1:
+            raise ResponderError(503, "overloaded")
+        if prompt == self.bad:
+            raise ResponderError(400, "bad request", "invalid_request_error")
+        if prompt == self.slow:
+            time.sleep(SLOW_S)
+        return Reply(f"{THINK}\\boxed{{E}}")
+
+
+SLOW_S = 15.0
+ROLLOUT_TIMEOUT_S = 5
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_faults_retries_and_timeouts(harness: str, questions: list[Any], tmp_path: Path) -> None:
+    """A 503 is retried into a scored rollout; a 400 is the rollout's ProviderError; the agent's rollout
+    timeout stops a reply that takes too long. The timeout case runs for the drugprot harness only: ``null``
+    needs more than the timeout just to start its chat program on a loaded machine."""
+    flaky, bad, slow = questions[:3]  # the first tasks, as vf-eval -n takes them
+    responder = FaultyResponder(flaky.prompt, bad.prompt, slow.prompt)
+    n = 3 if harness == HARNESS_ID else 2
+    timeout = ["--env.agent.timeout.rollout", str(ROLLOUT_TIMEOUT_S)] if harness == HARNESS_ID else []
+    with OpenAIServer(responder) as server:
+        run_dir = run_vf_eval(
+            "drugprot",
+            server.base_url,
+            tmp_path / "outputs",
+            n=n,
+            require_ok=False,
+            extra_args=[*FIXTURE_ARGS, "--env.agent.harness.id", harness, *timeout],
+        )
+    traces = {t["task"]["key"]: t for e in read_episodes(run_dir) for t in e["traces"]}
+    assert responder.seen[flaky.prompt] == 2
+    assert responder.seen[bad.prompt] == 1  # the interception relays 400 as is: not retried
+
+    retried = traces[flaky.key]
+    assert (retried["ok"], retried["stop_condition"], retried["errors"]) == (True, "agent_completed", [])
+    assert [(c.get("error") or {}).get("type") for c in retried["calls"]] == ["ProviderError", None]
+    assert {k: v["score"] for k, v in retried["rewards"].items()} == {"accuracy": 1.0, "format": 1.0}
+
+    failed = traces[bad.key]
+    assert (failed["ok"], failed["stop_condition"]) == (False, "provider_error")
+    assert [(e["type"], e["status_code"]) for e in failed["errors"]] == [("ProviderError", 400)]
+    assert "bad request" in failed["errors"][0]["message"]
+
+    if harness == HARNESS_ID:
+        timed_out = traces[slow.key]
+        assert (timed_out["is_timeout"], timed_out["stop_condition"], timed_out["calls"]) == (True, "agent_timeout", [])
+        assert {k: v["score"] for k, v in timed_out["rewards"].items()} == {"accuracy": 0.0, "format": 0.0}
