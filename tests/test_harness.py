@@ -120,6 +120,8 @@ USAGE = 'data: {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens"
         ([], StreamOutcome(False)),
         ([DELTA, 'data: {"error": {"message": "stopped", "type": "t"}}'], StreamOutcome(False, "stopped")),
         (['data: {"error": "boom"}'], StreamOutcome(False, "boom")),
+        (["data: {not json", FINISH], StreamOutcome(False, "malformed stream event: {not json")),
+        (["data: [1, 2]"], StreamOutcome(False, "malformed stream event: [1, 2]")),
     ],
 )  # fmt: skip
 def test_stream_outcome(lines: list[str], expected: StreamOutcome) -> None:

@@ -94,7 +94,8 @@ def stream_outcome(lines: Iterable[str]) -> StreamOutcome:
     """Read an SSE body's lines: an error event, or whether every choice got a ``finish_reason``.
 
     A reply is finished when a chunk carried a ``finish_reason`` and the stream reached ``[DONE]``; a stream
-    cut short is not (the caller retries it). Comments (``: keepalive``) and blank lines are skipped.
+    cut short is not (the caller retries it). An event that is no JSON object is an error (not retried).
+    Comments (``: keepalive``) and blank lines are skipped.
     """
     finished = done = False
     for line in lines:
@@ -104,10 +105,15 @@ def stream_outcome(lines: Iterable[str]) -> StreamOutcome:
         if data == "[DONE]":
             done = True
             continue
-        event = json.loads(data)
-        if isinstance(event, dict) and event.get("error") is not None:
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return StreamOutcome(False, f"malformed stream event: {data[:200]}")
+        if not isinstance(event, dict):
+            return StreamOutcome(False, f"malformed stream event: {data[:200]}")
+        if event.get("error") is not None:
             return StreamOutcome(False, _error_message(event))
-        if any(choice.get("finish_reason") for choice in event.get("choices") or ()):
+        if any(isinstance(c, dict) and c.get("finish_reason") for c in event.get("choices") or ()):
             finished = True
     return StreamOutcome(finished and done)
 
