@@ -20,7 +20,7 @@ from drugprot.questions import TaskOptions, load_questions
 from drugprot.serve import OpenAIServer, Reply, ResponderError, scripted_responder
 
 from .conftest import FIXTURE_JSONL
-from .e2e import read_episodes, run_vf_eval, trace_results
+from .e2e import read_episodes, run_vf_eval, trace_results, verifiers_version
 
 HARNESSES = (HARNESS_ID, NULL_HARNESS_ID)
 FIXTURE_ARGS = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"]
@@ -170,6 +170,9 @@ class FaultyResponder:
 
 SLOW_S = 15.0
 ROLLOUT_TIMEOUT_S = 5
+V04 = verifiers_version() >= (0, 4)
+"""verifiers 0.4 names a failed rollout's stop by its error and records an agent timeout as a timeout stop
+(still scored); 0.3.x stops both as ``error``, the timeout as a ``HarnessError``."""
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
@@ -200,11 +203,19 @@ def test_faults_retries_and_timeouts(harness: str, questions: list[Any], tmp_pat
     assert {k: v["score"] for k, v in retried["rewards"].items()} == {"accuracy": 1.0, "format": 1.0}
 
     failed = traces[bad.key]
-    assert (failed["ok"], failed["stop_condition"]) == (False, "provider_error")
+    assert (failed["ok"], failed["stop_condition"]) == (False, "provider_error" if V04 else "error")
     assert [(e["type"], e["status_code"]) for e in failed["errors"]] == [("ProviderError", 400)]
     assert "bad request" in failed["errors"][0]["message"]
 
     if harness == HARNESS_ID:
         timed_out = traces[slow.key]
-        assert (timed_out["is_timeout"], timed_out["stop_condition"], timed_out["calls"]) == (True, "agent_timeout", [])
-        assert {k: v["score"] for k, v in timed_out["rewards"].items()} == {"accuracy": 0.0, "format": 0.0}
+        assert timed_out["calls"] == []  # the call was still in flight: nothing committed
+        if V04:
+            stop = (timed_out["ok"], timed_out["is_timeout"], timed_out["stop_condition"])
+            assert stop == (True, True, "agent_timeout")
+            assert {k: v["score"] for k, v in timed_out["rewards"].items()} == {"accuracy": 0.0, "format": 0.0}
+        else:
+            assert (timed_out["ok"], timed_out["stop_condition"]) == (False, "error")
+            assert [(e["type"], e["message"]) for e in timed_out["errors"]] == [
+                ("HarnessError", f"agent timeout: rollout exceeded its {ROLLOUT_TIMEOUT_S}s budget")
+            ]
