@@ -1,11 +1,11 @@
 """Benchmark: the whole ``vf-eval`` run on drugprot against the framework's floor (a minimal echo taskset).
 
-Both runs use the same command line (``-n``, ``-r``, ``-c``, model, client), the same seat (``null``
-harness in a ``subprocess`` runtime) and the same instant local streaming OpenAI-compatible server
-(``drugprot.serve.OpenAIServer`` on 127.0.0.1), which answers every request with the same realistic reply
-(about 600 tokens of reasoning and a boxed letter). So the ratio of their times is what drugprot adds to
-an eval or RL run: loading the split, building prompts and scoring. Runs alternate drugprot/echo so slow
-drifts of a shared machine hit both alike.
+Both runs use the same command line (``-n``, ``-r``, ``-c``, model, client), the same seat (``--harness``:
+drugprot's own by default, or ``null``, in a ``subprocess`` runtime) and the same instant local streaming
+OpenAI-compatible server (``drugprot.serve.OpenAIServer`` on 127.0.0.1), which answers every request with
+the same realistic reply (about 600 tokens of reasoning and a boxed letter). So the ratio of their times is
+what drugprot adds to an eval or RL run: loading the split, building prompts and scoring. Runs alternate
+drugprot/echo so slow drifts of a shared machine hit both alike.
 
 Per run: wall seconds of the ``vf-eval`` process, CPU seconds of it and all its children (the harness
 programs), episodes per second over the rollout phase (first episode start to last episode end, from
@@ -13,17 +13,30 @@ programs), episodes per second over the rollout phase (first episode start to la
 model call, scoring). ``--profile DIR`` also writes a cProfile of one drugprot ``vf-eval`` process.
 
 The echo taskset lives in ``bench/echo_taskset`` and is put on ``PYTHONPATH`` (or install it with
-``uv pip install -e bench/echo_taskset``). The ``null`` harness needs ``uv`` and PyPI, or a warm uv cache.
+``uv pip install -e bench/echo_taskset``). The ``null`` harness needs ``uv`` and PyPI, or a warm uv cache
+(drugprot's harness serves the echo taskset too: it only carries messages).
 verifiers 0.4 runs ``vf-eval``; 0.3.x runs the v1 CLI ``eval`` (its ``vf-eval`` is the legacy one).
 
     python -m bench.pipeline                                  # generated corpus, n=16 r=2, c in 1 4 16
     python -m bench.pipeline --data-path FILE --split train   # real data for drugprot
     python -m bench.pipeline --quick                          # CI smoke test: n=2 r=1 c=2, one run each
+
+``--harnesses`` measures the harness instead, side by side in one run: drugprot's in-process harness and
+verifiers' ``null`` chat program, each serving drugprot rollouts from verifiers' env server (``EnvServer``,
+what prime-rl's ``env-server`` runs) in its own process, driven by verifiers' ``EnvClient`` from this one
+against the same instant local model server. The env side's cost is the server process's CPU time, its
+children's included (``/proc/<pid>/stat``: utime + stime + cutime + cstime), over a window of ``-n`` rollouts
+at ``-c`` concurrency that starts after warm-up rollouts (imports, the first ``uv sync --script``); the model
+server runs in this process and is not counted. Linux only.
+
+    python -m bench.pipeline --harnesses                      # -n 32 -c 8, 2 repeats, generated corpus
+    python -m bench.pipeline --harnesses --data-path FILE --split train -n 64 -c 16
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import resource
 import statistics
@@ -41,6 +54,8 @@ from bench.common import REPO, emit, machine
 ECHO_DIR = Path(__file__).resolve().parent / "echo_taskset"
 MODEL = "trinity-mini"
 ENVS = ("drugprot", "echo-taskset")
+HARNESSES = ("drugprot", "null")
+"""``--harnesses``: drugprot's in-process harness (``drugprot.harness.HARNESS_ID``) and verifiers' chat program."""
 
 
 def reply_text(min_reasoning_chars: int = 2400) -> str:
@@ -118,6 +133,7 @@ def run_eval(
     out_dir: Path,
     timeout: float = 1800,
     profile: Path | None = None,
+    harness: str = HARNESSES[0],
 ) -> dict[str, Any]:
     """One ``vf-eval`` process; its wall and CPU seconds (with its children) and its traces' summary.
 
@@ -126,7 +142,7 @@ def run_eval(
     """
     from tests.e2e import API_KEY_VAR, DEFAULT_API_KEY, read_episodes, run_vf_eval, verifiers_version
 
-    args = ["-c", str(concurrency)]
+    args = ["-c", str(concurrency), "--env.agent.harness.id", harness]
     if env == "drugprot":
         args += ["--env.taskset.data-path", data_path, "--env.taskset.split", split]
     else:
@@ -199,6 +215,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "pipeline",
         "machine": machine(),
         "cli": Path(cli).name,
+        "harness": args.harness,
         "n": args.n,
         "rollouts": args.rollouts,
         "repeats": args.repeats,
@@ -235,6 +252,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                 data_path,
                                 args.split,
                                 out,
+                                harness=args.harness,
                             )
                         )
                 level: dict[str, Any] = {}
@@ -271,8 +289,156 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     args.split,
                     out,
                     profile=prof,
+                    harness=args.harness,
                 )
                 result["profile"] = {"file": str(prof), "top": _top(prof, 25)}
+    return result
+
+
+# -- --harnesses: the env server's cost per rollout, drugprot harness vs null ----------------------------------
+
+
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds of process ``pid`` and of its children it has waited for (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # after "(comm)": state is field 3, so utime/stime/cutime/cstime (fields 14-17) sit at 11..14
+    ticks = sum(int(v) for v in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def env_server_config(harness: str, data_path: str, split: str) -> dict[str, Any]:
+    """The served env: drugprot with ``harness`` in a ``subprocess`` runtime (what configs/drugprot.toml sets)."""
+    return {
+        "taskset": {"id": "drugprot", "data_path": data_path, "split": split},
+        "agent": {"harness": {"id": harness}, "runtime": {"type": "subprocess"}},
+    }
+
+
+def _child_env_server(address: str, harness: str, data_path: str, split: str) -> int:
+    """Serve drugprot with ``harness`` at ``address`` until terminated (``--child-env-server``)."""
+    from verifiers.v1.serve import EnvServer
+    from verifiers.v1.utils.loaders import resolve_env_config
+
+    EnvServer.run_server(config=resolve_env_config(env_server_config(harness, data_path, split)), address=address)
+    return 0
+
+
+def bench_task_data(data_path: str, split: str, count: int) -> list[dict[str, Any]]:
+    """The first ``count`` drugprot tasks as the orchestrator ships them: dumped ``TaskData``."""
+    from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+
+    tasks = DrugprotTaskset(DrugprotConfig(id="drugprot", data_path=data_path, split=split, num_tasks=count)).load()
+    return [task.data.model_dump(mode="json") for task in tasks]
+
+
+async def _drive(address: str, pid: int, base_url: str, tasks: list[dict], warmup: int, n: int, c: int) -> dict:
+    """Warm up, then time ``n`` rollouts at concurrency ``c`` through the env server at ``address``."""
+    import verifiers.v1 as vf
+    from verifiers.v1.serve import EnvClient
+
+    from tests.e2e import API_KEY_VAR
+
+    client = EnvClient(address)
+    config = vf.EvalClientConfig(base_url=base_url, api_key_var=API_KEY_VAR)
+    sampling = vf.SamplingConfig()
+    gate = asyncio.Semaphore(c)
+
+    async def one(i: int) -> Any:
+        async with gate:
+            return await client.run(config, MODEL, sampling, tasks[i % len(tasks)])
+
+    try:
+        await client.wait_for_server_startup(timeout=600)
+        await asyncio.gather(*(one(i) for i in range(warmup)))
+        cpu0, t0 = proc_cpu_s(pid), time.perf_counter()
+        episodes = await asyncio.gather(*(one(warmup + i) for i in range(n)))
+        wall, cpu = time.perf_counter() - t0, proc_cpu_s(pid) - cpu0
+    finally:
+        await client.close()
+    traces = [t for ep in episodes for t in ep.traces]
+    return {
+        "rollouts": n,
+        "ok": sum(bool(t.ok) for t in traces),
+        "reward_sum": round(sum(t.reward for t in traces), 4),
+        "cpu_s": round(cpu, 3),
+        "wall_s": round(wall, 3),
+        "cpu_s_per_rollout": round(cpu / n, 4),
+        "wall_s_per_rollout": round(wall / n, 4),
+        "rollouts_per_s": round(n / wall, 2),
+    }
+
+
+def run_harness(
+    harness: str, base_url: str, data_path: str, split: str, tasks: list[dict], args: Any, tmp: Path
+) -> dict:
+    """One env-server process serving drugprot with ``harness``, measured over one window (see module doc)."""
+    from tests.e2e import API_KEY_VAR, DEFAULT_API_KEY
+
+    address = f"ipc://{tmp}/env-{harness}-{time.monotonic_ns()}"
+    cmd = [sys.executable, "-m", "bench.pipeline", "--child-env-server", address, "--child-harness", harness,
+           "--data-path", data_path, "--split", split]  # fmt: skip
+    env = {**os.environ, API_KEY_VAR: DEFAULT_API_KEY}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    log = (tmp / f"env-server-{harness}.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        warmup = args.warmup
+        concurrency = args.concurrency[0]
+        result = asyncio.run(_drive(address, proc.pid, base_url, tasks, warmup, args.n, concurrency))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    if result["ok"] != args.n:
+        tail = (tmp / f"env-server-{harness}.log").read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"{harness}: {args.n - result['ok']} of {args.n} rollouts failed\n{tail}")
+    return {"harness": harness, "concurrency": concurrency, "warmup": warmup, **result}
+
+
+def run_harnesses(args: argparse.Namespace) -> dict[str, Any]:
+    """Both harnesses, alternating over ``--repeats`` (drifts of a shared machine hit both); medians."""
+    from drugprot.serve import OpenAIServer, Reply, fixed_responder
+
+    result: dict[str, Any] = {
+        "benchmark": "pipeline --harnesses",
+        "machine": machine(),
+        "n": args.n,
+        "concurrency": args.concurrency[0],
+        "repeats": args.repeats,
+        "reply_chars": len(reply_text()),
+    }
+    with tempfile.TemporaryDirectory(prefix="drugprot-bench-") as tmp:
+        tmp_path = Path(tmp)
+        if args.data_path:
+            data_path = args.data_path
+            result["data"] = {"path": data_path, "split": args.split}
+        else:
+            data_path = str(corpus.write(corpus.generate(args.docs, args.seed), tmp_path / "corpus.jsonl"))
+            result["data"] = {"generated": True, "docs": args.docs, "seed": args.seed}
+        tasks = bench_task_data(data_path, args.split, max(args.n, 64))
+        server = OpenAIServer(fixed_responder(Reply(reply_text())), chunk_size=args.chunk_size or None, record=False)
+        runs: dict[str, list[dict[str, Any]]] = {h: [] for h in HARNESSES}
+        with server:
+            for repeat in range(args.repeats):
+                order = HARNESSES if repeat % 2 == 0 else HARNESSES[::-1]
+                for harness in order:
+                    runs[harness].append(
+                        run_harness(harness, server.base_url, data_path, args.split, tasks, args, tmp_path)
+                    )
+    summary: dict[str, Any] = {}
+    for harness in HARNESSES:
+        summary[harness] = {
+            key: _median(runs[harness], key) for key in ("cpu_s_per_rollout", "wall_s_per_rollout", "rollouts_per_s")
+        }
+        summary[harness]["runs"] = runs[harness]
+    ours, null = summary["drugprot"], summary["null"]
+    summary["null_over_drugprot_cpu"] = round(null["cpu_s_per_rollout"] / ours["cpu_s_per_rollout"], 2)
+    summary["null_over_drugprot_wall"] = round(null["wall_s_per_rollout"] / ours["wall_s_per_rollout"], 2)
+    result["harnesses"] = summary
     return result
 
 
@@ -324,24 +490,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", default="train")
     parser.add_argument("--docs", type=int, default=corpus.FULL_DOCS, help="abstracts of the generated corpus")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("-n", type=int, default=16, help="tasks per run (vf-eval -n)")
+    parser.add_argument(
+        "-n", type=int, help="tasks per run (vf-eval -n; default 16); timed rollouts with --harnesses (32)"
+    )
     parser.add_argument("-r", "--rollouts", type=int, default=2, help="rollouts per task (vf-eval -r)")
-    parser.add_argument("-c", "--concurrency", type=int, nargs="+", default=[1, 4, 16], help="vf-eval -c levels")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per env and level (medians reported)")
+    parser.add_argument(
+        "-c", "--concurrency", type=int, nargs="+", help="vf-eval -c levels (default 1 4 16); with --harnesses one (8)"
+    )
+    parser.add_argument("--repeats", type=int, help="runs per env and level, medians reported (default 3; 2)")
     parser.add_argument("--chunk-size", type=int, default=16, help="characters per streamed delta (0 = one delta)")
     parser.add_argument("--cli", help="the v1 eval CLI (default: vf-eval on verifiers 0.4, eval on 0.3.x)")
     parser.add_argument("--profile", help="also cProfile one drugprot vf-eval process into this directory")
     parser.add_argument("--quick", action="store_true", help="n=2 r=1 c=2, one run each, 100 abstracts")
     parser.add_argument("--json", help="also write the result to this file")
+    parser.add_argument(
+        "--harnesses", action="store_true", help="env-server CPU/wall per rollout, drugprot harness vs null"
+    )
+    parser.add_argument(
+        "--harness", default=HARNESSES[0], choices=HARNESSES, help="the seat of both vf-eval runs (default drugprot)"
+    )
+    parser.add_argument("--warmup", type=int, help="--harnesses: untimed rollouts first (default max(2, c))")
     parser.add_argument("--child-profile", help=argparse.SUPPRESS)
+    parser.add_argument("--child-env-server", help=argparse.SUPPRESS)
+    parser.add_argument("--child-harness", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     if args.child_profile:
         return _child_profile(args.child_profile, args.cli, [a for a in rest if a != "--"])
+    if args.child_env_server:
+        return _child_env_server(args.child_env_server, args.child_harness, args.data_path, args.split)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    # each mode's defaults for what was not given
+    if args.harnesses:
+        args.n, args.concurrency, args.repeats = args.n or 32, args.concurrency or [8], args.repeats or 2
+    else:
+        args.n, args.concurrency, args.repeats = args.n or 16, args.concurrency or [1, 4, 16], args.repeats or 3
     if args.quick:
         args.docs, args.n, args.rollouts, args.concurrency, args.repeats = min(args.docs, 100), 2, 1, [2], 1
-    emit(run(args), args.json)
+    args.warmup = args.warmup or max(2, args.concurrency[0])
+    emit(run_harnesses(args) if args.harnesses else run(args), args.json)
     return 0
 
 

@@ -8,6 +8,7 @@ them; ``-m "not slow"`` leaves them out of a quick local loop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,9 @@ class FixtureRun:
     requests: list[dict[str, Any]]  # the chat-completions request bodies the server received
 
 
-@pytest.fixture(scope="session")
-def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> FixtureRun:
-    """One real v1 ``vf-eval`` (``eval`` on verifiers 0.3.x) against a local :class:`OpenAIServer`, run once
-    per session: each run costs about a minute of CPU, and the tests only read its outputs."""
+def make_fixture_run(harness: str, out: Path) -> FixtureRun:
+    """One real v1 ``vf-eval`` (``eval`` on verifiers 0.3.x) with ``harness`` against a local
+    :class:`OpenAIServer` that answers each task as ``FIXTURE_RUN_REPLIES`` says."""
     from drugprot.questions import TaskOptions, load_questions
     from drugprot.serve import OpenAIServer, scripted_responder
 
@@ -68,7 +68,7 @@ def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> FixtureRun:
     script = {q.prompt: chosen[q.key][1] for q in questions}
     with OpenAIServer(scripted_responder(script)) as server:
         extra = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"]
-        out = tmp_path_factory.mktemp("fixture-run") / "outputs"
+        extra += ["--env.agent.harness.id", harness]
         run_dir = run_vf_eval("drugprot", server.base_url, out, n=len(questions), timeout=900, extra_args=extra)
         requests = server.chat_requests
     return FixtureRun(
@@ -80,11 +80,35 @@ def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> FixtureRun:
     )
 
 
+@pytest.fixture(scope="session")
+def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], FixtureRun]:
+    """``fixture_runs(harness)``: the shared run made with that harness, run once per session on first use
+    (a ``null`` run costs about a minute of CPU; the tests only read its outputs)."""
+    runs: dict[str, FixtureRun] = {}
+
+    def get(harness: str) -> FixtureRun:
+        if harness not in runs:
+            runs[harness] = make_fixture_run(harness, tmp_path_factory.mktemp(f"fixture-run-{harness}") / "outputs")
+        return runs[harness]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def fixture_run(fixture_runs: Callable[[str], FixtureRun]) -> FixtureRun:
+    """The shared run with the pinned default harness (``drugprot``)."""
+    from drugprot.harness import HARNESS_ID
+
+    return fixture_runs(HARNESS_ID)
+
+
 SLOW_TESTS = frozenset(
     {
         # a real vf-eval (or the legacy one, or the demo that runs it) against drugprot.serve; the first two
         # share one run (fixture_run), so either one alone still pays for it
         "test_e2e_v1.py::test_vf_eval_drugprot_end_to_end",
+        "test_e2e_v1.py::test_both_harnesses_send_the_same_chat_and_record_the_same_traces",
+        "test_e2e_v1.py::test_faults_retries_and_timeouts",
         "test_report.py::test_report_on_a_real_vf_eval_run",
         "test_demo.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",

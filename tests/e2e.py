@@ -5,10 +5,10 @@ Two paths, both run as a subprocess of the *current* Python environment (the scr
 
 * **v1** (:func:`run_vf_eval`): ``vf-eval`` on verifiers ≥0.4, ``eval`` on 0.3.x (where ``vf-eval`` is the
   legacy CLI). Results: ``<out_dir>/<run>/traces.jsonl``, one episode per line (:func:`read_episodes`,
-  :func:`trace_results`). The taskset must pin the ``null`` harness and ``subprocess`` runtime (or pass
-  ``--env.agent.harness.id null --env.agent.runtime.type subprocess``). That harness runs its chat program
-  in a uv-managed script environment: it needs ``uv`` on PATH and PyPI, unless :func:`warm_null_harness`
-  has locked and installed it beforehand.
+  :func:`trace_results`). The taskset must pin a local seat: drugprot pins its own in-process harness
+  (``drugprot``) in a ``subprocess`` runtime; pass ``--env.agent.harness.id null`` for verifiers' ``null``
+  harness, which runs its chat program in a uv-managed script environment: it needs ``uv`` on PATH and PyPI,
+  unless :func:`warm_null_harness` has locked and installed it beforehand.
 * **legacy v0** (:func:`run_legacy_vf_eval`, verifiers 0.3.x only): ``vf-eval <env> -m <alias> -s`` with the
   alias resolved through ``./configs/endpoints.toml`` (:func:`write_endpoints_toml`). Results:
   ``<out_dir>/evals/<env>--<model>/<8 hex>/{results.jsonl,metadata.json}`` (:func:`read_legacy_results`).

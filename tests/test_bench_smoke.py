@@ -111,3 +111,15 @@ def test_pipeline_quick() -> None:
         assert (run["episodes"], run["ok"], run["errors"]) == (2, 2, 0)
     assert level["echo-taskset"]["runs"][0]["rewards"] == {"replied": 2.0}
     assert level["drugprot"]["runs"][0]["rewards"]["format"] == 2.0  # the served reply is well-formed
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="the null harness needs uv")
+def test_pipeline_harnesses_quick() -> None:
+    result = run_quick("bench.pipeline", "--harnesses")
+    harnesses = result["harnesses"]
+    for harness in ("drugprot", "null"):
+        (run,) = harnesses[harness]["runs"]
+        assert (run["harness"], run["rollouts"], run["ok"], run["concurrency"], run["warmup"]) == (harness, 2, 2, 2, 2)
+        assert run["cpu_s"] >= 0 and run["wall_s"] > 0
+    # the same two tasks and replies: one right, one wrong, both well-formed
+    assert harnesses["drugprot"]["runs"][0]["reward_sum"] == harnesses["null"]["runs"][0]["reward_sum"] == 1.2

@@ -217,7 +217,7 @@ def source_problems(config: dict[str, Any]) -> list[str]:
         expected = {
             "env.taskset.id": "drugprot",
             "env.taskset.split": "train" if kind == "train" else "validation",
-            "env.agent.harness.id": "null",
+            "env.agent.harness.id": "drugprot",
         }
         for key, value in expected.items():
             if get(source, key) != value:
@@ -414,7 +414,7 @@ def test_env_sources(path: Path) -> None:
         ),
     ]
     agents = [source["env"]["agent"] for _, _, source in sources(config)]
-    assert agents == [{"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}] * 2
+    assert agents == [{"harness": {"id": "drugprot"}, "runtime": {"type": "subprocess"}}] * 2
 
 
 def test_lora_targets_are_prime_rl_defaults_present_in_afmoe() -> None:
@@ -626,7 +626,7 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
     assert cfg.orchestrator.renderer.model_extra == {}
     for source in [*cfg.orchestrator.train.source, *cfg.orchestrator.eval.source]:
         assert isinstance(source.env, DrugprotEnvConfig) and isinstance(source.env.taskset, DrugprotConfig)
-        assert (source.env.agent.harness.id, source.env.agent.runtime.type) == ("null", "subprocess")
+        assert (source.env.agent.harness.id, source.env.agent.runtime.type) == ("drugprot", "subprocess")
     [train] = cfg.orchestrator.train.source
     [evaluation] = cfg.orchestrator.eval.source
     assert (train.env.taskset.split, evaluation.env.taskset.split, evaluation.env.taskset.num_tasks) == (

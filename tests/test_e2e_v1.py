@@ -1,18 +1,34 @@
 """End to end: the real v1 eval CLI runs drugprot on the fixture against a local streaming OpenAI server.
 
 ``vf-eval drugprot -m trinity-mini --client.base-url http://127.0.0.1:<port>/v1`` (``eval`` on verifiers
-0.3.x) goes through verifiers' null harness, interception server and scoring; the server answers each task
-with a scripted reply, and the rewards are read back from the run's ``traces.jsonl``.
+0.3.x) goes through the harness, verifiers' interception server and scoring; the server answers each task
+with a scripted reply, and the rewards are read back from the run's ``traces.jsonl``. The shared fixture runs
+(tests/conftest.py ``fixture_runs``) are made with both harnesses: drugprot's own (``drugprot``, the pinned
+default) and verifiers' ``null`` chat program.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from .conftest import FixtureRun
-from .e2e import read_episodes, trace_results
+from drugprot.harness import HARNESS_ID, NULL_HARNESS_ID
+from drugprot.questions import TaskOptions, load_questions
+from drugprot.serve import OpenAIServer, Reply, ResponderError
 
-# Rewards per reply shape: (accuracy, format). The shared run (tests/conftest.py fixture_run) gives each of the
+from .conftest import FIXTURE_JSONL, FixtureRun
+from .e2e import read_episodes, run_vf_eval, trace_results, verifiers_version
+
+HARNESSES = (HARNESS_ID, NULL_HARNESS_ID)
+FIXTURE_ARGS = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"]
+
+THINK = "<think>The abstract describes the chemical acting on the gene product.</think>"
+
+# Rewards per reply shape: (accuracy, format). The shared runs (tests/conftest.py fixture_runs) give each of the
 # fixture's 27 tasks one of these shapes.
 SHAPES = {
     "correct": (1.0, 1.0),
@@ -25,7 +41,14 @@ SHAPES = {
 }
 
 
-def test_vf_eval_drugprot_end_to_end(fixture_run: FixtureRun) -> None:
+@pytest.fixture(scope="module")
+def questions() -> list[Any]:
+    return load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL)))
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
+    fixture_run: FixtureRun = fixture_runs(harness)
     questions = fixture_run.questions
     assert len(questions) == 27
     assert set(fixture_run.shapes.values()) == set(SHAPES)  # every shape goes through the real CLI
@@ -38,7 +61,9 @@ def test_vf_eval_drugprot_end_to_end(fixture_run: FixtureRun) -> None:
     assert [m["role"] for m in first] == ["system", "user"]
     assert first[0]["content"] == questions[0].system_prompt
 
-    results = trace_results(read_episodes(run_dir))
+    episodes = read_episodes(run_dir)
+    assert {t["agent"]["config"]["harness"]["id"] for e in episodes for t in e["traces"]} == {harness}
+    results = trace_results(episodes)
     assert sorted(r.task_key for r in results) == sorted(expected)
     by_key = {r.task_key: r for r in results}
     for key, (name, acc, fmt) in expected.items():
@@ -55,3 +80,120 @@ def test_vf_eval_drugprot_end_to_end(fixture_run: FixtureRun) -> None:
     multi = by_key["90000001:T1:T2"]
     assert (multi.task_data["pmid"], multi.task_data["arg1"], multi.task_data["arg2"]) == ("90000001", "T1", "T2")
     assert multi.task_data["labels"] == ["INHIBITOR", "SUBSTRATE"]
+
+
+def _message(node: dict[str, Any]) -> dict[str, Any]:
+    keep = ("role", "content", "reasoning_content", "tool_calls")
+    return {"sampled": node.get("sampled"), **{k: node["message"].get(k) for k in keep}}
+
+
+def _call(call: dict[str, Any]) -> dict[str, Any]:
+    keep = ("node", "model", "sampling", "endpoint", "finish_reason", "usage", "error")
+    return {k: call.get(k) for k in keep}
+
+
+def _recorded(trace: dict[str, Any]) -> dict[str, Any]:
+    """What a trace records of the exchange and its scoring (ids and timings aside)."""
+    keep = ("rewards", "metrics", "info", "ok", "stop_condition", "is_timeout", "errors", "is_completed")
+    counts = ("num_input_tokens", "num_output_tokens", "num_total_tokens")
+    return {
+        "nodes": [_message(node) for node in trace["nodes"]],
+        "parents": [node.get("parent") for node in trace["nodes"]],
+        "calls": [_call(call) for call in trace["calls"]],
+        **{k: trace.get(k) for k in (*keep, *counts)},
+    }
+
+
+def test_both_harnesses_send_the_same_chat_and_record_the_same_traces(fixture_runs: Any) -> None:
+    """Same replies, same traces: message by message, call by call, reward by reward."""
+    ours_run, null_run = fixture_runs(HARNESS_ID), fixture_runs(NULL_HARNESS_ID)
+    (ours_dir, ours_requests), (null_dir, null_requests) = (
+        (ours_run.run_dir, ours_run.requests),
+        (null_run.run_dir, null_run.requests),
+    )
+
+    def chats(requests: list[dict]) -> list[tuple]:
+        return sorted((r["model"], str(r["messages"])) for r in requests)
+
+    assert chats(ours_requests) == chats(null_requests)
+    ours = {t["task"]["key"]: t for e in read_episodes(ours_dir) for t in e["traces"]}
+    null = {t["task"]["key"]: t for e in read_episodes(null_dir) for t in e["traces"]}
+    assert sorted(ours) == sorted(null)
+    for key in ours:
+        assert [n["message"]["role"] for n in ours[key]["nodes"]] == ["system", "user", "assistant"], key
+        assert _recorded(ours[key]) == _recorded(null[key]), key
+
+
+class FaultyResponder:
+    """Per prompt: ``flaky`` fails its first request with 503, ``bad`` always gets 400, ``slow`` answers after
+    ``SLOW_S``; every other request gets a correct, well-formed reply."""
+
+    def __init__(self, flaky: str, bad: str, slow: str) -> None:
+        self.flaky, self.bad, self.slow = flaky, bad, slow
+        self.seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        with self._lock:
+            self.seen[prompt] = count = self.seen.get(prompt, 0) + 1
+        if prompt == self.flaky and count == 1:
+            raise ResponderError(503, "overloaded")
+        if prompt == self.bad:
+            raise ResponderError(400, "bad request", "invalid_request_error")
+        if prompt == self.slow:
+            time.sleep(SLOW_S)
+        return Reply(f"{THINK}\\boxed{{E}}")
+
+
+SLOW_S = 15.0
+ROLLOUT_TIMEOUT_S = 5
+V04 = verifiers_version() >= (0, 4)
+"""verifiers 0.4 names a failed rollout's stop by its error and records an agent timeout as a timeout stop
+(still scored); 0.3.x stops both as ``error``, the timeout as a ``HarnessError``."""
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_faults_retries_and_timeouts(harness: str, questions: list[Any], tmp_path: Path) -> None:
+    """A 503 is retried into a scored rollout; a 400 is the rollout's ProviderError; the agent's rollout
+    timeout stops a reply that takes too long. The timeout case runs for the drugprot harness only: ``null``
+    needs more than the timeout just to start its chat program on a loaded machine."""
+    flaky, bad, slow = questions[:3]  # the first tasks, as vf-eval -n takes them
+    responder = FaultyResponder(flaky.prompt, bad.prompt, slow.prompt)
+    n = 3 if harness == HARNESS_ID else 2
+    timeout = ["--env.agent.timeout.rollout", str(ROLLOUT_TIMEOUT_S)] if harness == HARNESS_ID else []
+    with OpenAIServer(responder) as server:
+        run_dir = run_vf_eval(
+            "drugprot",
+            server.base_url,
+            tmp_path / "outputs",
+            n=n,
+            require_ok=False,
+            extra_args=[*FIXTURE_ARGS, "--env.agent.harness.id", harness, *timeout],
+        )
+    traces = {t["task"]["key"]: t for e in read_episodes(run_dir) for t in e["traces"]}
+    assert responder.seen[flaky.prompt] == 2
+    assert responder.seen[bad.prompt] == 1  # the interception relays 400 as is: not retried
+
+    retried = traces[flaky.key]
+    assert (retried["ok"], retried["stop_condition"], retried["errors"]) == (True, "agent_completed", [])
+    assert [(c.get("error") or {}).get("type") for c in retried["calls"]] == ["ProviderError", None]
+    assert {k: v["score"] for k, v in retried["rewards"].items()} == {"accuracy": 1.0, "format": 1.0}
+
+    failed = traces[bad.key]
+    assert (failed["ok"], failed["stop_condition"]) == (False, "provider_error" if V04 else "error")
+    assert [(e["type"], e["status_code"]) for e in failed["errors"]] == [("ProviderError", 400)]
+    assert "bad request" in failed["errors"][0]["message"]
+
+    if harness == HARNESS_ID:
+        timed_out = traces[slow.key]
+        assert timed_out["calls"] == []  # the call was still in flight: nothing committed
+        if V04:
+            stop = (timed_out["ok"], timed_out["is_timeout"], timed_out["stop_condition"])
+            assert stop == (True, True, "agent_timeout")
+            assert {k: v["score"] for k, v in timed_out["rewards"].items()} == {"accuracy": 0.0, "format": 0.0}
+        else:
+            assert (timed_out["ok"], timed_out["stop_condition"]) == (False, "error")
+            assert [(e["type"], e["message"]) for e in timed_out["errors"]] == [
+                ("HarnessError", f"agent timeout: rollout exceeded its {ROLLOUT_TIMEOUT_S}s budget")
+            ]

@@ -219,7 +219,7 @@ def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
         "negatives": 0,
     }  # fmt: skip
     agent = config["env"]["agent"]
-    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("null", "subprocess")
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
 
 
 # ----------------------------------------------------------------------------------------------- legacy

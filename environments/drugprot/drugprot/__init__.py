@@ -1,7 +1,8 @@
 """drugprot: DrugProt (BioCreative VII track 1) drug-protein relation extraction as a verifiers environment.
 
-The verifiers v1 names (``DrugprotTaskset``, ``DrugprotEnv``) and the v0 ``load_environment`` are imported
-lazily, so ``import drugprot`` and the ``drugprot`` CLI stay fast and work without verifiers' heavy imports.
+The verifiers v1 names (``DrugprotTaskset``, ``DrugprotEnv``, ``DrugprotHarness``) and the v0 ``load_environment``
+are imported lazily, so ``import drugprot`` and the ``drugprot`` CLI stay fast and work without verifiers' heavy
+imports.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ _LAZY = {
     "DrugprotConfig": "drugprot.taskset",
     "DrugprotTask": "drugprot.taskset",
     "DrugprotData": "drugprot.taskset",
+    "DrugprotHarness": "drugprot.harness",
     "load_environment": "drugprot.legacy",
 }
 
-__all__ = ["DrugprotTaskset", "DrugprotEnv", "load_environment"]
+# verifiers v1 takes the taskset, the env and the harness (id "drugprot") from here: one subclass of each.
+__all__ = ["DrugprotTaskset", "DrugprotEnv", "DrugprotHarness", "load_environment"]
 
 
 def __getattr__(name: str) -> Any:

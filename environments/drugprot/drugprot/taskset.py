@@ -1,8 +1,9 @@
 """DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
 
 Scored by ``drugprot.scoring``: accuracy (the boxed letter is one of the pair's gold types) plus a
-small format reward (closed reasoning and exactly one boxed answer). ``DrugprotEnv`` pins the ``null``
-harness (plain chat) in a ``subprocess`` runtime, so ``vf-eval drugprot`` needs no extra flags.
+small format reward (closed reasoning and exactly one boxed answer). ``DrugprotEnv`` pins drugprot's own
+single-turn chat harness (``drugprot.harness``, in-process) in a ``subprocess`` runtime, so ``vf-eval drugprot``
+needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-program harness instead.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Literal
 import verifiers.v1 as vf
 
 from drugprot._gc import gc_paused
+from drugprot.harness import HARNESS_ID
 from drugprot.questions import Question, TaskOptions, load_questions
 from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, score_reply
 from drugprot.tasks import Negatives
@@ -148,8 +150,10 @@ class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
 
 
 class DrugprotEnvConfig(vf.SingleAgentEnvConfig):
-    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, runtime={"type": "subprocess"})
-    """Plain chat (``null`` harness) in a local ``subprocess`` runtime; override with --env.agent.*."""
+    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": HARNESS_ID}, runtime={"type": "subprocess"})
+    """One chat turn by drugprot's in-process harness, in a local ``subprocess`` runtime (which the harness
+    does not start anything in). Override with ``--env.agent.*``: ``--env.agent.harness.id null`` runs
+    verifiers' chat program per rollout instead (same requests and traces; needs ``uv``)."""
 
 
 class DrugprotEnv(vf.SingleAgentEnv, vf.Env[DrugprotEnvConfig]):
