@@ -460,14 +460,18 @@ def _check_group(episodes: list, replies: list[Reply], weights: dict[str, float]
 # -- the rollouts command ---------------------------------------------------------------------------------
 
 
-def configure(resolved: dict, *, tokenizer: str, base_url: str, data: str, harness: str) -> dict:
+def configure(
+    resolved: dict, *, tokenizer: str, base_url: str, data: str, harness: str, taskset: dict | None = None
+) -> dict:
     """A resolved orchestrator or env-server config pointed at the stand-ins: model/tokenizer = the byte-level
-    tokenizer directory, the token-route server, the sample data, and the harness under test (pure)."""
+    tokenizer directory, the token-route server, the sample data, the harness under test, and any further
+    taskset fields (pure)."""
     import copy
 
     config = copy.deepcopy(resolved)
     envs = [source["env"] for source in config["train"]["source"]] if "train" in config else [config["env"]]
     for env in envs:
+        env["taskset"].update(taskset or {})
         env["taskset"]["data_path"] = data
         env["agent"]["harness"] = {"id": harness}
     if "model" in config:
@@ -477,6 +481,19 @@ def configure(resolved: dict, *, tokenizer: str, base_url: str, data: str, harne
         if config.get("tokenizer") is not None:
             config["tokenizer"]["name"] = tokenizer
     return config
+
+
+def _field(item: str) -> tuple[str, object]:
+    """``KEY=VALUE`` of ``--taskset``; the value is read as JSON when it parses (numbers, booleans)."""
+    import json
+
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise SystemExit(f"--taskset {item!r}: expected KEY=VALUE, e.g. format_weight=0.2")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
 
 
 def _free_port() -> int:
@@ -524,11 +541,16 @@ def cmd_rollouts(args: argparse.Namespace) -> int:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     group_size = args.group_size or int(orchestrator["train"]["source"][0]["group_size"])
-    print(f"token-route server {base_url}; byte-level tokenizer {tokenizer}; data {args.data}")
+    print(f"token-route server {base_url}; byte-level tokenizer; data {Path(args.data).name}")
     child_env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_PROXY": "127.0.0.1,localhost"}
     failures = 0
     for harness in args.harness:
-        knobs = {"tokenizer": str(tokenizer), "base_url": base_url, "data": str(Path(args.data).resolve())}
+        knobs = {
+            "tokenizer": str(tokenizer),
+            "base_url": base_url,
+            "data": str(Path(args.data).resolve()),
+            "taskset": dict(_field(item) for item in args.taskset),
+        }
         run_dir = work / f"harness-{harness}"
         run_dir.mkdir(exist_ok=True)
         orch_json, env_json = run_dir / "orchestrator.json", run_dir / "env-server.json"
@@ -537,7 +559,7 @@ def cmd_rollouts(args: argparse.Namespace) -> int:
         env_cfg["serve"]["address"] = address
         orch_json.write_text(json.dumps(configure(orchestrator, harness=harness, **knobs), indent=2))
         env_json.write_text(json.dumps(env_cfg, indent=2))
-        print(f"\n-- harness {harness!r}: env-server @ {env_json} at {address}")
+        print(f"\n-- harness {harness!r}: env-server @ {env_json.relative_to(work.parent)} at {address}")
         with open(run_dir / "env-server.log", "wb") as log:
             proc = subprocess.Popen(
                 [str(Path(sys.executable).parent / "env-server"), "@", str(env_json)],
@@ -589,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     rol.add_argument("--harness", nargs="+", default=["null"], help="harness ids, one env-server each")
     rol.add_argument("--group-size", type=int, default=0, help="rollouts per group (default: the config's)")
     rol.add_argument("--groups", type=int, default=2, help="groups per harness (the first starts the workers)")
+    rol.add_argument("--taskset", nargs="*", default=[], metavar="KEY=VALUE", help="taskset fields to set")
     rol.set_defaults(func=cmd_rollouts)
     args = parser.parse_args(argv)
     return args.func(args)

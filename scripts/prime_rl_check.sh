@@ -14,7 +14,8 @@
 #
 # Not part of the test suite (the install is several GB: torch with its CUDA libraries from PyPI).
 #
-# Usage: bash scripts/prime_rl_check.sh [WORK_DIR]      (default WORK_DIR: ../prime-rl-check)
+# Usage: bash scripts/prime_rl_check.sh [WORK_DIR [ROLLOUT OPTIONS]]   (default WORK_DIR: ../prime-rl-check)
+#   ROLLOUT OPTIONS go to `scripts/prime_rl_check.py rollouts`, e.g. --groups 1, --taskset format_weight=0.2
 # Environment:
 #   PRIME_RL_SRC       git URL or local git repository of prime-rl (default: GitHub)
 #   VERIFIERS_SRC      git URL or local git repository of verifiers (default: GitHub); checked out at the
@@ -42,6 +43,7 @@ data=$(realpath "${DRUGPROT_DATA:-$drugprot_pkg/drugprot/sample/drugprot_sample.
 harnesses=${HARNESSES:-null}
 python=${PRIME_RL_PYTHON:-3.12}
 work=${1:-$repo/../prime-rl-check}
+shift $(($# > 0 ? 1 : 0))
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 prime_rl=$work/prime-rl
@@ -63,6 +65,7 @@ checkout() {  # checkout SRC DIR COMMIT: a clone of SRC at COMMIT (tags kept: ha
     echo "$(basename "$dir"): $(git -C "$dir" log -1 --format='%h %cs %s' HEAD)"
 }
 
+echo "WORK=$work"
 step "sources"
 checkout "$prime_rl_src" "$prime_rl" "$PRIME_RL_COMMIT"
 gitlink() { git -C "$prime_rl" ls-tree HEAD "deps/$1" | awk '{print $3}'; }
@@ -77,14 +80,16 @@ for pair in "renderers:$renderers_src" "pydantic-config:$pydantic_config_src"; d
 done
 cutoff=$(git -C "$prime_rl" log -1 --format=%cI HEAD)
 
-step "install into $venv (PyPI files uploaded before $cutoff)"
+step "install into WORK/venv (PyPI files uploaded before $cutoff)"
 [ -x "$venv/bin/python" ] || uv venv -q -p "$python" "$venv"
 uv pip install -q -p "$venv/bin/python" "packaging>=24"
 (cd "$prime_rl" && uv export --frozen --no-hashes --no-dev --no-emit-workspace --package prime-rl \
     --no-header --no-annotate) >"$work/uv-export.txt"
 "$venv/bin/python" "$helper" requirements --prime-rl "$prime_rl" --export "$work/uv-export.txt" --out "$work/req"
-# --no-sources: the git and URL sources of the packages' own pyproject.toml files are not used
-uv pip install -q -p "$venv/bin/python" --no-sources --exclude-newer "$cutoff" -r "$work/req/requirements.txt" \
+# --no-sources: the git and URL sources of the packages' own pyproject.toml files are not used;
+# --upgrade: an existing venv ends up as a fresh one would (the newest files before the cutoff)
+uv pip install -q -p "$venv/bin/python" --no-sources --upgrade --exclude-newer "$cutoff" \
+    -r "$work/req/requirements.txt" \
     -c "$work/req/constraints.txt" --overrides "$work/req/overrides.txt" -e "$drugprot_pkg"
 # prime-rl itself without its dependency list (which names vLLM and the GitHub-only packages)
 uv pip install -q -p "$venv/bin/python" --no-sources --no-deps -e "$prime_rl"
@@ -105,9 +110,9 @@ while IFS= read -r usage; do
     printf 'rl %s --dry-run ... ' "${words[*]}"
     if "$venv/bin/rl" "${words[@]}" "${extra[@]}" --dry-run --output-dir "$dry" --run.name "$name" \
         >"$work/dry-run-$name.log" 2>&1; then
-        echo "ok: $(cd "$dry/$name" && find . -type f | sort | tr '\n' ' ')"
+        echo "ok: $(cd "$dry/$name" && find . -type f -printf '%P ' | sort)"
     else
-        echo "FAILED (log: $work/dry-run-$name.log)"
+        echo "FAILED (log: WORK/dry-run-$name.log)"
         tail -20 "$work/dry-run-$name.log"
         exit 1
     fi
@@ -117,4 +122,4 @@ done < <(grep -h '^# Usage: uv run rl @ ' configs/drugprot.toml configs/rl/*.tom
 step "rollouts: harnesses $harnesses, data $data"
 read -r -a harness_ids <<<"$harnesses"
 exec "$venv/bin/python" "$helper" rollouts --configs "$dry/drugprot/configs" --work "$work/rollouts" \
-    --data "$data" --harness "${harness_ids[@]}" ${GROUP_SIZE:+--group-size "$GROUP_SIZE"}
+    --data "$data" --harness "${harness_ids[@]}" ${GROUP_SIZE:+--group-size "$GROUP_SIZE"} "$@"

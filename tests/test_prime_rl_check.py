@@ -119,6 +119,7 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
         "train": {"source": [{"env": env}]},
     }
     knobs = {"tokenizer": "tok", "base_url": "http://127.0.0.1:1/v1", "data": "d.jsonl", "harness": "drugprot"}
+    knobs["taskset"] = {"format_weight": 0.2}
     got = check.configure(orchestrator, **knobs)
     assert got["model"] == {
         "name": "tok",
@@ -126,7 +127,7 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
     }
     assert got["tokenizer"] == {"name": "tok"}
     assert got["train"]["source"][0]["env"] == {
-        "taskset": {"id": "drugprot", "data_path": "d.jsonl"},
+        "taskset": {"id": "drugprot", "data_path": "d.jsonl", "format_weight": 0.2},
         "agent": {"harness": {"id": "drugprot"}},
     }
     assert orchestrator["train"]["source"][0]["env"] is env and env["taskset"]["data_path"] is None  # not mutated
