@@ -63,8 +63,8 @@ def plan_requirements(pyproject: dict, export_lines: list[str], prime_rl: Path) 
             if (path / "pyproject.toml").is_file():
                 extras = Requirement(dep).extras
                 requirements.append(f"-e {path}" + (f"[{','.join(sorted(extras))}]" if extras else ""))
-            else:  # a submodule left unchecked out: PyPI's newest build, pre-releases included
-                requirements.append(f"{dep}>=0.0.0.dev0" if not Requirement(dep).specifier else dep)
+            else:  # a submodule left unchecked out: PyPI's release
+                requirements.append(dep)
         else:
             requirements.append(dep)
     constraints = []

@@ -79,7 +79,7 @@ def test_requirements_leave_out_git_and_url_sources_and_use_local_checkouts(tmp_
     assert plan.requirements == [
         "torch>=2.9.0",
         f"-e {tmp_path / 'deps/verifiers'}[harbor]",
-        "renderers>=0.0.0.dev0",  # submodule not checked out: PyPI, its dev builds included
+        "renderers",  # submodule not checked out: PyPI's release
         "prime-pydantic-config>=0.4.3",
         "pyzmq>=27.1.0",
     ]
