@@ -110,7 +110,7 @@ while IFS= read -r usage; do
     printf 'rl %s --dry-run ... ' "${words[*]}"
     if "$venv/bin/rl" "${words[@]}" "${extra[@]}" --dry-run --output-dir "$dry" --run.name "$name" \
         >"$work/dry-run-$name.log" 2>&1; then
-        echo "ok: $(cd "$dry/$name" && find . -type f -printf '%P ' | sort)"
+        echo "ok: $(cd "$dry/$name" && find . -type f -printf '%P\n' | sort | tr '\n' ' ')"
     else
         echo "FAILED (log: WORK/dry-run-$name.log)"
         tail -20 "$work/dry-run-$name.log"
@@ -119,7 +119,7 @@ while IFS= read -r usage; do
 done < <(grep -h '^# Usage: uv run rl @ ' configs/drugprot.toml configs/rl/*.toml)
 
 # -- 3. env-server + prime-rl's orchestrator Env client -------------------------------------------------------
-step "rollouts: harnesses $harnesses, data $data"
+step "rollouts: harnesses $harnesses, data $(basename "$data")"
 read -r -a harness_ids <<<"$harnesses"
 exec "$venv/bin/python" "$helper" rollouts --configs "$dry/drugprot/configs" --work "$work/rollouts" \
     --data "$data" --harness "${harness_ids[@]}" ${GROUP_SIZE:+--group-size "$GROUP_SIZE"} "$@"
