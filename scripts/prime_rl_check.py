@@ -448,6 +448,8 @@ def _check_group(episodes: list, replies: list[Reply], weights: dict[str, float]
                     problems=check_trace(trace, reply, weights, samples),
                 )
             )
+    if any(c.kind == "?" for c in checked):  # no group mean to check advantages against
+        return checked
     mean = sum(c.expected for c in checked) / len(checked)
     return [
         c
