@@ -1,0 +1,193 @@
+"""scripts/prime_rl_check.py: the pieces of the prime-rl rollout check that run without prime-rl.
+
+The check itself (scripts/prime_rl_check.sh) installs prime-rl and is run by hand; these tests pin what it
+installs, the replies it scripts and the rewards it expects for them, and its stand-in tokenizer and server.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drugprot.labels import letter_of, options
+from drugprot.scoring import DEFAULT_WEIGHTS, score_reply
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load() -> Any:
+    spec = importlib.util.spec_from_file_location("prime_rl_check", ROOT / "scripts" / "prime_rl_check.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["prime_rl_check"] = module  # dataclasses look their module up while the class is created
+    spec.loader.exec_module(module)
+    return module
+
+
+check = _load()
+
+PYPROJECT = {
+    "project": {
+        "dependencies": [
+            "torch>=2.9.0",
+            "vllm>=0.26.0",
+            "torchtitan",
+            "verifiers[harbor]>=0.3.1.dev59",
+            "renderers",
+            "prime-pydantic-config>=0.4.3",
+            "pyzmq>=27.1.0",
+        ]
+    },
+    "tool": {
+        "uv": {
+            "override-dependencies": ["torch>=2.9.0", "transformers==5.6.2"],
+            "dependency-metadata": [
+                {"name": "modelexpress", "requires-dist": ["protobuf>=5.27.0,<7.0.0", "torch>=2.6.0"]}
+            ],
+            "sources": {
+                "torch": {"index": "pytorch-cu128"},
+                "vllm": [{"url": "https://github.com/vllm-project/vllm/releases/x.whl", "marker": "m"}],
+                "torchtitan": {"git": "https://github.com/pytorch/torchtitan", "rev": "23e4dfc"},
+                "verifiers": {"path": "deps/verifiers", "editable": True},
+                "renderers": {"path": "deps/renderers", "editable": True},
+                "prime-pydantic-config": {"path": "deps/pydantic-config", "editable": True},
+            },
+        }
+    },
+}
+EXPORT = [
+    "-e ./deps/verifiers ; sys_platform == 'linux'",
+    "torch==2.11.0+cu128 ; sys_platform == 'linux'",
+    "nvidia-cublas-cu12==12.8.4.1 ; sys_platform == 'linux'",
+    "cuda-toolkit==12.8.1 ; sys_platform == 'linux'",
+    "vllm @ https://github.com/vllm-project/vllm/releases/x.whl ; platform_machine == 'x86_64'",
+    "protobuf==6.33.6 ; sys_platform == 'linux'",
+]
+
+
+def test_requirements_leave_out_git_and_url_sources_and_use_local_checkouts(tmp_path: Path) -> None:
+    (tmp_path / "deps" / "verifiers").mkdir(parents=True)
+    (tmp_path / "deps" / "verifiers" / "pyproject.toml").write_text("[project]\n")
+    plan = check.plan_requirements(PYPROJECT, EXPORT, tmp_path)
+    assert plan.requirements == [
+        "torch>=2.9.0",
+        f"-e {tmp_path / 'deps/verifiers'}[harbor]",
+        "renderers",  # submodule not checked out: PyPI's release
+        "prime-pydantic-config>=0.4.3",
+        "pyzmq>=27.1.0",
+    ]
+    assert plan.left_out == {
+        "vllm": "taken from https://github.com/vllm-project/vllm/releases/x.whl",
+        "torchtitan": "taken from https://github.com/pytorch/torchtitan",
+    }
+    # locked versions without the local +cu128 tag; no CUDA 12.8 runtime pins, editables or URL lines
+    assert plan.constraints == ["torch==2.11.0 ; sys_platform == 'linux'", "protobuf==6.33.6 ; sys_platform == 'linux'"]
+    assert plan.overrides == ["torch>=2.9.0", "transformers==5.6.2", "protobuf>=5.27.0,<7.0.0"]
+
+
+@pytest.mark.parametrize("labels", [["INHIBITOR"], ["PART-OF"], ["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"]])
+def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str]) -> None:
+    letters = "".join(label.letter for label in options())
+    replies = check.replies_for([letter_of(label) for label in labels], letters)
+    assert [(r.kind, r.accuracy, r.format) for r in replies] == [
+        ("gold answer", 1.0, 1.0),
+        ("wrong answer", 0.0, 1.0),
+        ("no boxed answer", 0.0, 0.0),
+        ("gold, no reasoning", 1.0, 0.0),
+    ]
+    for reply in replies:  # drugprot's own scorer agrees (inline reasoning, as a model without a parser)
+        score = score_reply(reply.text, None, labels)
+        assert (score.accuracy, score.format) == (reply.accuracy, reply.format), reply.kind
+        think, _, rest = reply.text.rpartition("</think>")  # and with the reasoning split off, as on prime-rl
+        split = score_reply(rest, think.removeprefix("<think>") or None, labels)
+        assert (split.accuracy, split.format) == (reply.accuracy, reply.format), reply.kind
+    assert DEFAULT_WEIGHTS.accuracy * 1.0 + DEFAULT_WEIGHTS.format * 1.0 == pytest.approx(1.1)
+
+
+def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
+    env = {"taskset": {"id": "drugprot", "data_path": None}, "agent": {"harness": {"id": "null", "skills": []}}}
+    orchestrator = {
+        "model": {"name": "arcee-ai/Trinity-Mini", "client": {"base_url": "http://localhost:8000/v1"}},
+        "tokenizer": {"name": "arcee-ai/Trinity-Mini"},
+        "train": {"source": [{"env": env}]},
+    }
+    knobs = {"tokenizer": "tok", "base_url": "http://127.0.0.1:1/v1", "data": "d.jsonl", "harness": "drugprot"}
+    knobs["taskset"] = {"format_weight": 0.2}
+    got = check.configure(orchestrator, **knobs)
+    assert got["model"] == {
+        "name": "tok",
+        "client": {"base_url": "http://127.0.0.1:1/v1", "admin_base_url": ["http://127.0.0.1:1/v1"]},
+    }
+    assert got["tokenizer"] == {"name": "tok"}
+    assert got["train"]["source"][0]["env"] == {
+        "taskset": {"id": "drugprot", "data_path": "d.jsonl", "format_weight": 0.2},
+        "agent": {"harness": {"id": "drugprot"}},
+    }
+    assert orchestrator["train"]["source"][0]["env"] is env and env["taskset"]["data_path"] is None  # not mutated
+    served = check.configure({"env": env, "serve": {}}, **knobs)
+    assert served == {"env": got["train"]["source"][0]["env"], "serve": {}}
+
+
+def test_byte_tokenizer_is_one_token_per_byte_with_a_chat_template(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    check.save_byte_tokenizer(tmp_path)
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    text = "Ü <chemical>x</chemical>"
+    assert tok(text, add_special_tokens=False)["input_ids"] == check.token_ids(text) == list(text.encode())
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": text}]
+    ids = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+    rendered = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\n" + text + "<|im_end|>\n<|im_start|>assistant\n"
+    assert check.detokenize(list(ids)) == rendered
+    assert tok.eos_token_id == 257 and tok.convert_ids_to_tokens([256, 257]) == ["<|im_start|>", "<|im_end|>"]
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_turn() -> None:
+    script = check.Script()
+    replies = check.replies_for(["E"], "ABCDEFGHIJKLM")
+    script.register("user prompt of pair 1", replies)
+    script.register("user prompt of pair 2", replies[:1])
+    server = check.make_server(script, "tok", 10240)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with urllib.request.urlopen(f"{base}/v1/models", timeout=10) as response:
+            assert json.loads(response.read())["data"][0] == {
+                "id": "tok",
+                "object": "model",
+                "owned_by": "prime-rl-check",
+                "max_model_len": 10240,
+            }
+        prompt = [256, *check.token_ids("user\nuser prompt of pair 1"), 257]
+        body = {"model": "tok", "token_ids": prompt, "sampling_params": {"max_tokens": 2048, "logprobs": 1}}
+        answers = [_post(f"{base}/inference/v1/generate", body) for _ in range(5)]
+        texts = [check.detokenize(a["choices"][0]["token_ids"]) for _, a in answers]
+        assert texts == [r.text + "<|im_end|>" for r in (*replies, replies[0])]
+        choice = answers[0][1]["choices"][0]
+        assert choice["finish_reason"] == "stop"
+        assert choice["logprobs"]["content"][:2] == [
+            {"token": f"token_id:{choice['token_ids'][0]}", "logprob": check.LOGPROB},
+            {"token": f"token_id:{choice['token_ids'][1]}", "logprob": check.LOGPROB},
+        ]
+        assert len(choice["logprobs"]["content"]) == len(choice["token_ids"])
+        unknown = {**body, "token_ids": check.token_ids("another prompt")}
+        assert _post(f"{base}/inference/v1/generate", unknown) == (400, {"error": "prompt matches 0 registered tasks"})
+        assert [r["kind"] for r in script.requests] == [r.kind for r in (*replies, replies[0])]
+    finally:
+        server.shutdown()
