@@ -117,6 +117,7 @@ SLOW_TESTS = frozenset(
         "test_bench_smoke.py::test_build_quick",
         "test_bench_smoke.py::test_score_quick",
         "test_bench_smoke.py::test_pipeline_quick",
+        "test_bench_smoke.py::test_pipeline_harnesses_quick",
         # uv build + a clean venv
         "test_packaging.py::test_wheel_installs_and_imports_in_a_clean_venv",
     }
