@@ -214,6 +214,14 @@ def test_flips_and_the_exact_mcnemar_test() -> None:
     assert stats.flips([True, False], [True, False]) == stats.Flips(0, 0, 1, 1, 1.0)
 
 
+@pytest.mark.parametrize(("first_only", "second_only"), [(0, 1), (1, 1), (2, 5), (5, 2), (0, 12), (40, 47), (75, 560)])
+def test_the_mcnemar_p_value_is_scipys_exact_binomial_test(first_only: int, second_only: int) -> None:
+    from scipy.stats import binomtest
+
+    expected = binomtest(first_only, first_only + second_only, 0.5).pvalue
+    assert stats.mcnemar_p(first_only, second_only) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

@@ -876,8 +876,11 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
         "intervals": None,
     }
     if resamples > 0 and len(keys) >= 2:
-        delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
-        out["intervals"] = _bootstrap_dict(delta)
+        try:
+            delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
+            out["intervals"] = _bootstrap_dict(delta)
+        except StatsUnavailable as exc:
+            out["intervals"] = {"unavailable": str(exc)}
     elif resamples > 0:
         out["intervals"] = {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; the runs share {len(keys)}"}
     return out
