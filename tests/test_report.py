@@ -1236,14 +1236,3 @@ def test_the_same_pairs_in_another_setting_are_not_paired(tmp_path: Path) -> Non
         "paired": False,
         "reason": "1 shared tasks differ in gold labels or in offering NO-RELATION (different settings)",
     }
-
-
-def test_without_scipy_the_report_says_why_it_has_no_interval(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "scipy.stats", None)
-    assert cli_main(["report", str(rollouts_run(tmp_path)), str(second_run(tmp_path))]) == 0
-    out = capsys.readouterr().out
-    message = "the bootstrap intervals need scipy: pip install 'drugprot[report]'"
-    assert f"[1] no 95% intervals: {message}" in out and f"  no intervals: {message}" in out
-    assert "right in [1] only 1, right in [2] only 1, both 1, neither 0; exact McNemar p = 1" in out

@@ -238,3 +238,35 @@ def test_the_mcnemar_p_value_is_scipys_exact_binomial_test(first_only: int, seco
 def test_bad_arguments_are_value_errors(call: Callable[[], object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_intervals_are_scipys_percentile_bootstrap() -> None:
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(2)
+    first = rng.integers(0, 3, size=(57, stats.WIDTH)).astype(float)
+    first[:, 0], first[:, 1] = 2, rng.integers(0, 3, 57)
+    second = first[rng.permutation(57)]
+
+    def scipy_interval(statistic: Callable[[np.ndarray], np.ndarray]) -> list[float]:
+        result = bootstrap(
+            (np.arange(57),),
+            lambda idx, axis=-1: statistic(stats.multiplicities(idx, 57)),
+            n_resamples=1050,
+            batch=stats.BATCH,
+            vectorized=True,
+            method="percentile",
+            rng=np.random.default_rng(9),
+        )
+        low, high = result.confidence_interval
+        return [float(x) for pair in zip(low, high, strict=True) for x in pair]
+
+    ours = stats.bootstrap_metrics(first, resamples=1050, seed=9)
+    # Equal up to rounding: scipy interpolates its percentiles with its own code.
+    assert [x for i in ours.intervals.values() for x in (i.low, i.high)] == pytest.approx(
+        scipy_interval(lambda w: stats.metric_values(w @ first)), abs=1e-12
+    )
+    paired = stats.paired_bootstrap(first, second, resamples=1050, seed=9)
+    assert [x for i in paired.intervals.values() for x in (i.low, i.high)] == pytest.approx(
+        scipy_interval(lambda w: stats.metric_values(w @ second) - stats.metric_values(w @ first)), abs=1e-12
+    )

@@ -63,7 +63,6 @@ from drugprot.stats import (
     LEVEL,
     METRICS,
     Bootstrap,
-    StatsUnavailable,
     bootstrap_metrics,
     count_row,
     flips,
@@ -807,10 +806,7 @@ def _intervals(rollouts: Sequence[Rollout], resamples: int, seed: int) -> dict[s
     tasks = len(group_by_task(rollouts))
     if tasks < 2:
         return {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; this run has {tasks}"}
-    try:
-        return _bootstrap_dict(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
-    except StatsUnavailable as exc:
-        return {"unavailable": str(exc)}
+    return _bootstrap_dict(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
 
 
 def _bootstrap_dict(result: Bootstrap) -> dict[str, Any]:
@@ -876,11 +872,8 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
         "intervals": None,
     }
     if resamples > 0 and len(keys) >= 2:
-        try:
-            delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
-            out["intervals"] = _bootstrap_dict(delta)
-        except StatsUnavailable as exc:
-            out["intervals"] = {"unavailable": str(exc)}
+        delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
+        out["intervals"] = _bootstrap_dict(delta)
     elif resamples > 0:
         out["intervals"] = {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; the runs share {len(keys)}"}
     return out
@@ -1010,7 +1003,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
 
     ``resamples`` > 0 adds ``intervals``: 95% percentile bootstrap intervals of accuracy, micro-F1 and macro-F1
     (rollouts pooled) over ``resamples`` resamples of the tasks, seeded by ``seed`` (``stats.bootstrap_metrics``);
-    ``{"unavailable": reason}`` when they cannot be computed (fewer than 2 tasks, no scipy); None when 0.
+    ``{"unavailable": reason}`` when the run has fewer than 2 tasks; None when ``resamples`` is 0.
 
     Raises:
         ReportError: the run has no rollouts.
