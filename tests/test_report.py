@@ -1236,3 +1236,13 @@ def test_the_same_pairs_in_another_setting_are_not_paired(tmp_path: Path) -> Non
         "paired": False,
         "reason": "1 shared tasks differ in gold labels or in offering NO-RELATION (different settings)",
     }
+
+
+@pytest.mark.parametrize("command", ["report", "baseline"])
+def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
+    assert ("--seed S, --bootstrap-seed S" if command == "report" else "--bootstrap-seed S") in out

@@ -1537,7 +1537,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
         type=_resamples,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"resamples of the tasks for the {LEVEL:.0%} intervals and the paired comparison "
+        help=f"resamples of the tasks for the {LEVEL:.0%}% intervals and the paired comparison "
         f"(default {DEFAULT_RESAMPLES}; 0: no intervals)",
     )
     parser.add_argument(
