@@ -17,6 +17,10 @@ Three timings (medians; completions per CPU second of one process, i.e. per core
 
 The core and verifiers results are compared reply by reply; ``agree`` must equal ``replies``.
 
+``worst_case``: CPU milliseconds to score one 1 MB reply of each adversarial shape (deeply nested
+``\\text{}``/``$`` wrappers inside one box, unclosed or balanced brace runs, 100k boxes, think blocks,
+stray ``</think>``s, tag-only reasoning, a cut-off reply, separator runs, ...); the bound is 50 ms each.
+
     python -m bench.score                     # generated corpus, 5,000 replies
     python -m bench.score --data-path FILE    # golds from a real file
     python -m bench.score --quick             # CI smoke test
@@ -99,7 +103,11 @@ SHAPES: dict[str, tuple[int, tuple[str | None, str | None], Builder]] = {
         (None, None),
         lambda r, ltr, lab: (f"<think>{r} Maybe \\boxed{{A}}?</think>\\boxed{{{ltr}}}", None),
     ),
-    "no_reasoning": (2, (None, "no_reasoning"), lambda r, ltr, lab: (f"The answer is \\boxed{{{ltr}}}.", None)),
+    "no_reasoning": (
+        2,
+        ("reasoning_incomplete", "reasoning_incomplete"),
+        lambda r, ltr, lab: (f"The answer is \\boxed{{{ltr}}}.", None),
+    ),
     "several_boxes": (
         3,
         (None, "several_boxed_answers"),
@@ -107,7 +115,7 @@ SHAPES: dict[str, tuple[int, tuple[str | None, str | None], Builder]] = {
     ),
     "unterminated_think": (
         8,
-        ("unterminated_think", "unterminated_think"),
+        ("reasoning_incomplete", "reasoning_incomplete"),
         lambda r, ltr, lab: (f"<think>{r} So the answer might be \\boxed{{{ltr}}}", None),
     ),
     "no_box": (
@@ -130,8 +138,60 @@ SHAPES: dict[str, tuple[int, tuple[str | None, str | None], Builder]] = {
         ("letter_label_mismatch", "letter_label_mismatch"),
         lambda r, ltr, lab: (f"<think>{r}</think>\\boxed{{{ltr}. {'AGONIST' if ltr == 'I' else 'ANTAGONIST'}}}", None),
     ),
-    "empty": (1, ("empty_reply", "empty_reply"), lambda r, ltr, lab: ("", r)),
+    "stray_close": (
+        1,
+        (None, "stray_think_tag"),
+        lambda r, ltr, lab: (f"<think>{r}</think>Final answer:</think> \\boxed{{{ltr}}}", None),
+    ),
+    "empty": (1, ("empty_reply", "empty_reply"), lambda r, ltr, lab: ("  ", None)),
 }
+
+# Worst-case shapes: (head, unit, middle, closer, tail) -> head + unit * n + middle + closer * n + tail, with n
+# chosen so the reply is about WORST_CASE_CHARS long. Each is scored with score_reply; the issue's bound is 50 ms.
+WORST_CASE_CHARS = 1_000_000
+WORST_CASES: dict[str, tuple[str, str, str, str, str]] = {
+    "nested \\text{} wrappers in one box": ("<think>r</think>\\boxed{", "\\text{", "E", "}", "}"),
+    "nested $ wrappers in one box": ("<think>r</think>\\boxed{", "$", "E", "$", "}"),
+    "nested \\textbf {$ wrappers in one box": ("<think>r</think>\\boxed{", "\\textbf {$ ", "E", " $}", "}"),
+    "unclosed open braces in one box": ("<think>r</think>\\boxed{", "{", "", "", ""),
+    "balanced braces in one box": ("<think>r</think>\\boxed{", "{", "E", "}", "}"),
+    "one huge box": ("<think>r</think>\\boxed{", "x", "", "", "}"),
+    "100k boxes": ("<think>r</think>", "\\boxed{E} ", "", "", ""),
+    "nested boxes": ("<think>r</think>", "\\boxed{", "E", "}", ""),
+    "think blocks": ("", "<think>r</think>", "\\boxed{E}", "", ""),
+    "stray </think>s": ("<think>r", "</think>", "\\boxed{E}", "", ""),
+    "reasoning of tags only": ("", "<think>", "</think>\\boxed{E}", "", ""),
+    "no </think> (cut off)": ("<think>", "so \\boxed{E} ", "", "", ""),
+    "letter + 1 MB of separators": ("<think>r</think>\\boxed{E.", " _-", "INHIBITOR", "", "}"),
+    "plain reasoning + answer": ("<think>", "The chemical inhibits the enzyme. ", "</think>\\boxed{E}", "", ""),
+    "astral characters": ("<think>", "\U0001f600", "</think>\\boxed{E}", "", ""),
+    "whitespace": ("", " \n", "", "", ""),
+}
+
+
+def worst_case_reply(shape: str, chars: int = WORST_CASE_CHARS) -> str:
+    head, unit, middle, closer, tail = WORST_CASES[shape]
+    n = max(1, (chars - len(head) - len(middle) - len(tail)) // (len(unit) + len(closer)))
+    return head + unit * n + middle + closer * n + tail
+
+
+def worst_case(repeats: int, chars: int = WORST_CASE_CHARS) -> dict[str, Any]:
+    """CPU milliseconds (median of ``repeats``) to score one reply of each worst-case shape."""
+    from drugprot.scoring import score_reply
+
+    result: dict[str, Any] = {"chars": chars, "bound_ms": 50, "shapes": {}}
+    for shape in WORST_CASES:
+        reply = worst_case_reply(shape, chars)
+        score = score_reply(reply, None, ("INHIBITOR",))
+        timing = measure(lambda r=reply: score_reply(r, None, ("INHIBITOR",)), repeats, warmup=1)
+        result["shapes"][shape] = {
+            "chars": len(reply),
+            "cpu_ms": round(timing["cpu_s"] * 1000, 2),
+            "wall_ms": round(timing["wall_s"] * 1000, 2),
+            "outcome": [score.letter, score.format_reason],
+        }
+    result["max_cpu_ms"] = max(s["cpu_ms"] for s in result["shapes"].values())
+    return result
 
 
 def make_replies(
@@ -298,6 +358,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "us_per_completion_cpu": round(cpu / n * 1e6, 2),
             "agree": agree,
         }
+    if not args.no_worst_case:
+        result["worst_case"] = worst_case(args.repeats, args.worst_case_chars)
     return result
 
 
@@ -311,10 +373,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="200 replies over 100 abstracts, 1 repeat")
     parser.add_argument("--no-v1", action="store_true", help="skip the verifiers task.score path")
+    parser.add_argument("--no-worst-case", action="store_true", help="skip the 1 MB worst-case shapes")
+    parser.add_argument("--worst-case-chars", type=int, default=WORST_CASE_CHARS, help="size of a worst-case reply")
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
     if args.quick:
         args.docs, args.replies, args.repeats = min(args.docs, 100), min(args.replies, 200), 1
+        args.worst_case_chars = min(args.worst_case_chars, 10_000)
     emit(run(args), args.json)
     return 0
 

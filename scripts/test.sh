@@ -3,29 +3,77 @@
 #   1. verifiers 0.4.0 (the locked workspace env, .venv): everything but the adapter tests
 #   2. verifiers 0.3.1 (.venv-v03): the same suite on the older stack, incl. the legacy v0 adapter
 #   3. adapters (.venv-adapters): LoRA merge/PEFT tests on a tiny random AFMoE model (CPU torch)
-# Usage: scripts/test.sh [pytest args...]   (args go to every run; e.g. -x, -k parsing)
+# The three stages share nothing (each has its own venv, pytest cache and temp dirs), so they run at the same
+# time; each one's output goes to a log that is printed whole, in stage order, when all are done. The exit
+# status is non-zero when any stage failed. DRUGPROT_TEST_SERIAL=1 runs them one after another instead.
+# Usage: scripts/test.sh [pytest args...]   (args go to every pytest run; e.g. -x, -k parsing, -m "not slow")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON="${UV_PYTHON:-3.11}"
+
+stage_v04() {
+    uv sync --locked --group dev --quiet || return
+    uv run --locked --no-sync python -m pytest --ignore=tests/adapters -o cache_dir=.pytest_cache/v04 "$@"
+}
+
+stage_v03() {
+    [ -x .venv-v03/bin/python ] || uv venv --quiet .venv-v03 || return
+    uv pip install --quiet -p .venv-v03 -e 'environments/drugprot[report]' 'verifiers==0.3.1' \
+        'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' 'renderers>=0.1.12' 'scipy>=1.15' || return
+    .venv-v03/bin/python -m pytest --ignore=tests/adapters -o cache_dir=.pytest_cache/v03 "$@"
+}
+
+stage_adapters() {
+    [ -x .venv-adapters/bin/python ] || uv venv --quiet --seed .venv-adapters || return
+    # pip, not uv, installs torch: pip honours a machine's local CPU wheel (find-links) where one is configured,
+    # where uv would fetch the multi-GB CUDA build from PyPI.
+    .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0' \
+        || .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch>=2.4' || return
+    uv pip install --quiet -p .venv-adapters -e 'environments/drugprot[adapters]' 'pytest>=8' \
+        'pytest-asyncio>=0.23' || return
+    .venv-adapters/bin/python -m pytest tests/adapters -o cache_dir=.pytest_cache/adapters "$@"
+}
+
+stages=(v04 v03 adapters)
+declare -A title=(
+    [v04]="[1/3] verifiers 0.4.0 (uv.lock)"
+    [v03]="[2/3] verifiers 0.3.1"
+    [adapters]="[3/3] adapters (torch CPU, transformers, peft)"
+)
+logs="$(mktemp -d "${TMPDIR:-/tmp}/drugprot-tests.XXXXXX")"
+trap 'rm -rf "$logs"' EXIT
+
+# One stage, its output to its log; writes its exit status and its wall and CPU seconds (children included).
+run_stage() {
+    local name=$1 rc=0
+    shift
+    local TIMEFORMAT="%R %U %S"
+    { time "stage_$name" "$@" >"$logs/$name.log" 2>&1 || rc=$?; } 2>"$logs/$name.time"
+    echo "$rc" >"$logs/$name.rc"
+    echo "-- ${title[$name]}: exit $rc" >&2
+}
+
+if [ "${DRUGPROT_TEST_SERIAL:-0}" = 1 ]; then
+    for name in "${stages[@]}"; do run_stage "$name" "$@"; done
+else
+    pids=()
+    for name in "${stages[@]}"; do
+        run_stage "$name" "$@" &
+        pids+=("$!")
+    done
+    wait "${pids[@]}"
+fi
+
 status=0
-
-echo "== [1/3] verifiers 0.4.0 (uv.lock) =="
-uv sync --locked --group dev --quiet
-uv run --locked --no-sync python -m pytest --ignore=tests/adapters "$@" || status=1
-
-echo "== [2/3] verifiers 0.3.1 =="
-[ -x .venv-v03/bin/python ] || uv venv --quiet .venv-v03
-uv pip install --quiet -p .venv-v03 -e 'environments/drugprot[report]' 'verifiers==0.3.1' \
-    'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' 'scipy>=1.15'
-.venv-v03/bin/python -m pytest --ignore=tests/adapters "$@" || status=1
-
-echo "== [3/3] adapters (torch CPU, transformers, peft) =="
-[ -x .venv-adapters/bin/python ] || uv venv --quiet --seed .venv-adapters
-# pip, not uv, installs torch: pip honours a machine's local CPU wheel (find-links) where one is configured,
-# where uv would fetch the multi-GB CUDA build from PyPI.
-.venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0' \
-    || .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch>=2.4'
-uv pip install --quiet -p .venv-adapters -e 'environments/drugprot[adapters]' 'pytest>=8' 'pytest-asyncio>=0.23'
-.venv-adapters/bin/python -m pytest tests/adapters "$@" || status=1
-
+for name in "${stages[@]}"; do
+    echo "== ${title[$name]} =="
+    cat "$logs/$name.log"
+done
+echo "== summary (seconds: wall, user CPU, system CPU) =="
+for name in "${stages[@]}"; do
+    rc=$(cat "$logs/$name.rc")
+    read -r wall user sys <"$logs/$name.time"
+    printf '%-48s exit %-3s %8s wall %8s user %8s sys\n' "${title[$name]}" "$rc" "$wall" "$user" "$sys"
+    [ "$rc" = 0 ] || status=1
+done
 exit "$status"

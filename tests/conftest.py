@@ -1,14 +1,116 @@
-"""Shared fixtures: the synthetic DrugProt fixture (``fixtures/``) in both real formats."""
+"""Shared fixtures: the synthetic DrugProt fixture (``fixtures/``) in both real formats, and one real
+``vf-eval`` run over it (:func:`fixture_run`) that every test reading a v1 run shares.
+
+Also marks the slowest tests ``slow`` (see :data:`SLOW_TESTS`): each one runs a real CLI in a subprocess
+(``vf-eval``, ``drugprot demo``, a benchmark's quick mode, a wheel install). ``scripts/test.sh`` and CI run
+them; ``-m "not slow"`` leaves them out of a quick local loop.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from drugprot.serve import Reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_JSONL = FIXTURES / "drugprot_fixture.jsonl"
 FIXTURE_TSV = FIXTURES / "tsv"
+
+THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
+
+FIXTURE_RUN_REPLIES: dict[str, tuple[str, Reply]] = {
+    "90000001:T1:T2": ("correct", Reply(THINK + "\\boxed{K}")),  # gold {E, K}: right, finds SUBSTRATE only
+    "90000001:T3:T4": ("wrong", Reply(THINK + "\\boxed{E}")),  # gold K
+    "90000002:T5:T6": ("wrong", Reply(THINK + "\\boxed{I}")),  # gold F
+    "90000003:T3:T4": ("no-box", Reply(THINK + "The answer is B.")),  # invalid
+    "90000005:T1:T2": ("unterminated", Reply("<think>It blocks the receptor, so \\boxed{I}")),  # cut off: invalid
+    "90000005:T3:T4": ("no-think", Reply("The answer is \\boxed{I}.")),  # gold I, but no reasoning: no answer
+    "90000006:T1:T2": ("no-think", Reply("\\boxed{B}")),  # gold B, but no reasoning: no answer
+    "90000006:T4:T6": ("two-boxes", Reply(THINK + "\\boxed{B} no, \\boxed{A}")),  # gold A: right (last box)
+    "90000007:T6:T7": ("wrong", Reply(THINK + "\\boxed{K}")),  # gold L
+    "90000008:T5:T6": ("wrong", Reply(THINK + "\\boxed{F}")),  # gold H
+    "90000009:T4:T5": (
+        "separate-reasoning",
+        Reply("\\boxed{C}", reasoning_content="It binds the benzodiazepine site."),
+    ),
+}
+"""The replies of the shared run (:func:`fixture_run`) that differ from ``THINK`` + the pair's first gold
+letter (shape ``correct``): task key -> (reply shape, reply). The fixture's train split has 27 tasks."""
+
+
+@dataclass(frozen=True)
+class FixtureRun:
+    """A finished ``vf-eval drugprot -n 27`` over the fixture's train split, and what it was sent."""
+
+    run_dir: Path
+    questions: list[Any]  # drugprot.questions.Question, in task order
+    replies: dict[str, Reply]  # task key -> the reply the server gave
+    shapes: dict[str, str]  # task key -> reply shape (see FIXTURE_RUN_REPLIES)
+    requests: list[dict[str, Any]]  # the chat-completions request bodies the server received
+
+
+@pytest.fixture(scope="session")
+def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> FixtureRun:
+    """One real v1 ``vf-eval`` (``eval`` on verifiers 0.3.x) against a local :class:`OpenAIServer`, run once
+    per session: each run costs about a minute of CPU, and the tests only read its outputs."""
+    from drugprot.questions import TaskOptions, load_questions
+    from drugprot.serve import OpenAIServer, scripted_responder
+
+    from .e2e import run_vf_eval
+
+    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL)))
+    default = {q.key: ("correct", Reply(THINK + f"\\boxed{{{q.answers[0]}}}")) for q in questions}
+    chosen = {q.key: FIXTURE_RUN_REPLIES.get(q.key, default[q.key]) for q in questions}
+    script = {q.prompt: chosen[q.key][1] for q in questions}
+    with OpenAIServer(scripted_responder(script)) as server:
+        extra = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"]
+        out = tmp_path_factory.mktemp("fixture-run") / "outputs"
+        run_dir = run_vf_eval("drugprot", server.base_url, out, n=len(questions), timeout=900, extra_args=extra)
+        requests = server.chat_requests
+    return FixtureRun(
+        run_dir=run_dir,
+        questions=questions,
+        replies={key: reply for key, (_, reply) in chosen.items()},
+        shapes={key: shape for key, (shape, _) in chosen.items()},
+        requests=requests,
+    )
+
+
+SLOW_TESTS = frozenset(
+    {
+        # a real vf-eval (or the legacy one, or the demo that runs it) against drugprot.serve; the first two
+        # share one run (fixture_run), so either one alone still pays for it
+        "test_e2e_v1.py::test_vf_eval_drugprot_end_to_end",
+        "test_report.py::test_report_on_a_real_vf_eval_run",
+        "test_demo.py::test_demo_end_to_end",
+        "test_legacy.py::test_legacy_vf_eval_end_to_end",
+        "test_legacy.py::test_eval_config_dry_run",
+        # the benchmarks' quick modes, each in its own interpreter
+        "test_bench_smoke.py::test_build_quick",
+        "test_bench_smoke.py::test_score_quick",
+        "test_bench_smoke.py::test_pipeline_quick",
+        # uv build + a clean venv
+        "test_packaging.py::test_wheel_installs_and_imports_in_a_clean_venv",
+    }
+)
+"""``<file name>::<test function>`` (all parametrizations) of the tests marked ``slow``."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Runs before -k/-m deselect anything, so every test of a collected file is seen here.
+    collected = {f"{item.path.name}::{getattr(item, 'originalname', item.name)}": item for item in items}
+    for key, item in collected.items():
+        if key in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+    files = {item.path.name for item in items}
+    whole_files = not any("::" in arg for arg in config.args)  # no single test picked on the command line
+    stale = sorted(key for key in SLOW_TESTS if key.split("::")[0] in files and key not in collected)
+    if whole_files and stale:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {stale}; update it")
 
 
 @pytest.fixture(scope="session")

@@ -7,52 +7,30 @@ with a scripted reply, and the rewards are read back from the run's ``traces.jso
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from drugprot.questions import TaskOptions, load_questions
-from drugprot.serve import OpenAIServer, Reply, scripted_responder
+from .conftest import FixtureRun
+from .e2e import read_episodes, trace_results
 
-from .conftest import FIXTURE_JSONL
-from .e2e import read_episodes, run_vf_eval, trace_results
-
-THINK = "<think>The abstract describes the chemical acting on the gene product.</think>"
-
-# Reply shapes cycled over the fixture's 27 tasks: (name, reply builder(gold letter, wrong letter), acc, fmt)
-SHAPES = [
-    ("correct", lambda g, w: Reply(f"{THINK}\n\\boxed{{{g}}}"), 1.0, 1.0),
-    ("wrong", lambda g, w: Reply(f"{THINK}\n\\boxed{{{w}}}"), 0.0, 1.0),
-    ("separate-reasoning", lambda g, w: Reply(f"\\boxed{{{g}}}", reasoning_content="It inhibits."), 1.0, 1.0),
-    ("no-think", lambda g, w: Reply(f"The answer is \\boxed{{{g}}}."), 1.0, 0.0),
-    ("unterminated", lambda g, w: Reply(f"<think>Let me think about \\boxed{{{g}}}"), 0.0, 0.0),
-    ("two-boxes", lambda g, w: Reply(f"{THINK}\\boxed{{{w}}} no, \\boxed{{{g}}}"), 1.0, 0.0),
-    ("no-box", lambda g, w: Reply(f"{THINK}The answer is {g}."), 0.0, 0.0),
-]
+# Rewards per reply shape: (accuracy, format). The shared run (tests/conftest.py fixture_run) gives each of the
+# fixture's 27 tasks one of these shapes.
+SHAPES = {
+    "correct": (1.0, 1.0),
+    "wrong": (0.0, 1.0),
+    "separate-reasoning": (1.0, 1.0),
+    "no-think": (0.0, 0.0),  # no completed reasoning: no answer
+    "unterminated": (0.0, 0.0),
+    "two-boxes": (1.0, 0.0),
+    "no-box": (0.0, 0.0),
+}
 
 
-def test_vf_eval_drugprot_end_to_end(tmp_path: Path) -> None:
-    options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL))
-    questions = load_questions(options)
+def test_vf_eval_drugprot_end_to_end(fixture_run: FixtureRun) -> None:
+    questions = fixture_run.questions
     assert len(questions) == 27
-    script, expected = {}, {}
-    for i, q in enumerate(questions):
-        name, build, acc, fmt = SHAPES[i % len(SHAPES)]
-        gold = q.answers[0]
-        wrong = "A" if gold != "A" else "B"
-        script[q.prompt] = build(gold, wrong)
-        expected[q.key] = (name, acc, fmt)
-
-    with OpenAIServer(scripted_responder(script)) as server:
-        run_dir = run_vf_eval(
-            "drugprot",
-            server.base_url,
-            tmp_path / "outputs",
-            model="trinity-mini",
-            n=27,
-            extra_args=["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"],
-        )
-        requests = server.chat_requests
+    assert set(fixture_run.shapes.values()) == set(SHAPES)  # every shape goes through the real CLI
+    expected = {key: (name, *SHAPES[name]) for key, name in fixture_run.shapes.items()}
+    run_dir, requests = fixture_run.run_dir, fixture_run.requests
 
     assert len(requests) == 27
     assert {r["model"] for r in requests} == {"trinity-mini"}
@@ -69,10 +47,10 @@ def test_vf_eval_drugprot_end_to_end(tmp_path: Path) -> None:
         assert (r.rewards["accuracy"], r.rewards["format"]) == (acc, fmt), (key, name)
         assert r.weights == {"accuracy": 1.0, "format": 0.1}
         assert r.reward == pytest.approx(acc + 0.1 * fmt), (key, name)
-        invalid = name in ("unterminated", "no-box")
+        invalid = name in ("no-think", "unterminated", "no-box")
         assert (r.info["drugprot"]["letter"] is None) is invalid, (key, name)
-    assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 16.0
-    assert sum(r.rewards["format"] for r in results) == sum(e[2] for e in expected.values()) == 12.0
+    assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 19.0
+    assert sum(r.rewards["format"] for r in results) == sum(e[2] for e in expected.values()) == 22.0
     # task data travels on the trace for the report: ids and all gold labels of the multi-label pair
     multi = by_key["90000001:T1:T2"]
     assert (multi.task_data["pmid"], multi.task_data["arg1"], multi.task_data["arg2"]) == ("90000001", "T1", "T2")

@@ -454,8 +454,8 @@ E2E_REPLIES = [
     (lambda g, w: f"{THINK}\n\\boxed{{{g}}}", None, 1.0, 1.0, "gold", None, None),
     (lambda g, w: f"\\boxed{{{g}}}", "It binds the enzyme.", 1.0, 1.0, "gold", None, None),
     (lambda g, w: f"{THINK}\\boxed{{{w}}}", None, 0.0, 1.0, "wrong", None, None),
-    (lambda g, w: f"The answer is \\boxed{{{g}}}.", None, 1.0, 0.0, "gold", None, "no_reasoning"),
-    (lambda g, w: f"<think>Maybe \\boxed{{{g}}}", None, 0.0, 0.0, None, "unterminated_think", "unterminated_think"),
+    (lambda g, w: f"The answer is \\boxed{{{g}}}.", None, 0.0, 0.0, None, *["reasoning_incomplete"] * 2),
+    (lambda g, w: f"<think>Maybe \\boxed{{{g}}}", None, 0.0, 0.0, None, *["reasoning_incomplete"] * 2),
     (lambda g, w: f"{THINK}It is {g}.", None, 0.0, 0.0, None, "no_boxed_answer", "no_boxed_answer"),
 ]
 

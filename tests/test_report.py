@@ -22,9 +22,9 @@ from drugprot import report
 from drugprot.cli import main as cli_main
 from drugprot.labels import RELATION_NAMES, letter_of
 from drugprot.metrics import read_relations_tsv, score_relations
-from drugprot.questions import TaskOptions, load_questions
-from drugprot.serve import OpenAIServer, Reply, count_tokens, scripted_responder
+from drugprot.serve import OpenAIServer, count_tokens, scripted_responder
 
+from .conftest import FixtureRun
 from .e2e import run_vf_eval
 
 PMID = "12345"
@@ -946,7 +946,7 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
         {
             "example_id": 0,
             "prompt": [],
-            "completion": [{"role": "assistant", "content": "\\boxed{K}"}],
+            "completion": [{"role": "assistant", "content": "<think>b</think>\\boxed{K}"}],
             "answer": "E",
             "info": json.dumps(info),
             "reward": 0.0,
@@ -1001,51 +1001,32 @@ def test_plot_without_matplotlib_is_a_clear_error(
 
 # ------------------------------------------------------------------------------- a real vf-eval run
 
-THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
-# Replies that differ from "reasoning + the pair's first gold letter" (fixture, train split, 27 tasks).
-E2E_EXCEPTIONS = {
-    "90000001:T1:T2": Reply(THINK + "\\boxed{K}"),  # gold {E, K}: right, finds SUBSTRATE only
-    "90000001:T3:T4": Reply(THINK + "\\boxed{E}"),  # gold K: wrong
-    "90000002:T5:T6": Reply(THINK + "\\boxed{I}"),  # gold F: wrong
-    "90000003:T3:T4": Reply(THINK + "The answer is B."),  # no box: invalid
-    "90000005:T1:T2": Reply("<think>It blocks the receptor, so \\boxed{I}"),  # cut off while thinking: invalid
-    "90000007:T6:T7": Reply(THINK + "\\boxed{K}"),  # gold L: wrong
-    "90000008:T5:T6": Reply(THINK + "\\boxed{F}"),  # gold H: wrong
-    "90000009:T4:T5": Reply("\\boxed{C}", reasoning_content="It binds the benzodiazepine site."),  # right
-    "90000006:T1:T2": Reply("\\boxed{B}"),  # right, but no reasoning: format not ok
-}
-
-
-def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_jsonl: Path) -> None:
-    questions = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl)))
-    assert len(questions) == 27
-    script = {q.prompt: E2E_EXCEPTIONS.get(q.key, Reply(THINK + f"\\boxed{{{q.answers[0]}}}")) for q in questions}
-    with OpenAIServer(scripted_responder(script)) as server:
-        extra = ["--env.taskset.data-path", str(fixture_jsonl), "--env.taskset.split", "train"]
-        run_dir = run_vf_eval("drugprot", server.base_url, tmp_path / "outputs", n=27, timeout=900, extra_args=extra)
+def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_run: FixtureRun) -> None:
+    """The shared run (tests/conftest.py): every pair answered with reasoning + its first gold letter, except
+    FIXTURE_RUN_REPLIES: 4 wrong, 4 invalid (2 without reasoning, 1 cut off while thinking, 1 without a box), and 1
+    right whose format fails (two boxed answers)."""
+    run_dir = fixture_run.run_dir
     got = report.summarize(report.load_run(run_dir))
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"], got["lines"]["corrupt"]) == (27, 27, 0, 0)
     assert (got["run"]["split"], got["run"]["limit"], got["setting"]["mode"]) == ("train", "-n 27", "positive-only")
-    # 21 right answers; 28 gold relations; FP: the 4 wrong types; FN: E of T1:T2, the 4 wrong and 2 invalid.
-    assert close(got["accuracy"], Fraction(21, 27))
-    assert got["micro_counts"] == {"tp": 21, "fp": 4, "fn": 7}
-    assert close(got["micro_precision"], Fraction(21, 25))
-    assert close(got["micro_recall"], Fraction(3, 4))
-    assert close(got["micro_f1"], Fraction(42, 53))
-    # F1 1 for A C D G J M; B 4/5; E 1/2; F and K 3/4; I 2/3; H and L 0.
-    assert close(got["macro_f1"], Fraction(142, 195))
-    assert close(got["per_class"]["INDIRECT-UPREGULATOR"]["f1"], Fraction(4, 5))
-    assert close(got["per_class"]["ANTAGONIST"]["f1"], Fraction(2, 3))
-    assert close(got["invalid_rate"], Fraction(2, 27))
-    assert got["invalid_reasons"] == {"no_boxed_answer": 1, "unterminated_think": 1}
-    assert close(got["format_rate"], Fraction(24, 27))
-    assert sorted(got["format_reasons"].items()) == [
-        ("no_boxed_answer", 1),
-        ("no_reasoning", 1),
-        ("unterminated_think", 1),
-    ]
-    assert close(got["mean_reward"], Fraction(21, 27) + Fraction(24, 270))
-    outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in script.values())
+    # 19 right answers; 28 gold relations; FP: the 4 wrong types; FN: E of T1:T2, the 4 wrong and 4 invalid.
+    assert close(got["accuracy"], Fraction(19, 27))
+    assert got["micro_counts"] == {"tp": 19, "fp": 4, "fn": 9}
+    assert close(got["micro_precision"], Fraction(19, 23))
+    assert close(got["micro_recall"], Fraction(19, 28))
+    assert close(got["micro_f1"], Fraction(38, 51))
+    # F1 1 for A C D G J M; B 1/2 (1 TP, 2 invalid); E 1/2; F and K 3/4; I 2/5 (1 TP, 1 FP, 2 invalid); H and L 0.
+    assert close(got["macro_f1"], Fraction(89, 130))
+    assert close(got["per_class"]["INDIRECT-UPREGULATOR"]["f1"], Fraction(1, 2))
+    assert close(got["per_class"]["ANTAGONIST"]["f1"], Fraction(2, 5))
+    assert close(got["invalid_rate"], Fraction(4, 27))
+    assert got["invalid_reasons"] == {"no_boxed_answer": 1, "reasoning_incomplete": 3}
+    assert close(got["format_rate"], Fraction(22, 27))
+    assert sorted(got["format_reasons"].items()) == [("no_boxed_answer", 1), ("reasoning_incomplete", 3),
+                                                     ("several_boxed_answers", 1)]
+    assert close(got["mean_reward"], Fraction(19, 27) + Fraction(22, 270))
+    replies = fixture_run.replies.values()
+    outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in replies)
     assert (got["tokens"]["rollouts_with_usage"], got["tokens"]["total_output"]) == (27, outputs)
     labels, matrix = got["confusion"]["columns"], got["confusion"]["matrix"]
     cells = {(labels[i], labels[j]): v for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
@@ -1053,13 +1034,13 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_jsonl: Path) -> No
     assert off_diagonal == {
         ("SUBSTRATE", "INHIBITOR"): 1,
         ("AGONIST", "ANTAGONIST"): 1,
-        ("INDIRECT-UPREGULATOR", report.INVALID): 1,
-        ("ANTAGONIST", report.INVALID): 1,
+        ("INDIRECT-UPREGULATOR", report.INVALID): 2,
+        ("ANTAGONIST", report.INVALID): 2,
         ("SUBSTRATE_PRODUCT-OF", "SUBSTRATE"): 1,
         ("AGONIST-INHIBITOR", "AGONIST"): 1,
     }
     path = tmp_path / "pred.tsv"
-    assert report.export_tsv(report.load_run(run_dir), path) == 25
+    assert report.export_tsv(report.load_run(run_dir), path) == 23
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines[:3] == [
         "90000001\tSUBSTRATE\tArg1:T1\tArg2:T2",

@@ -141,10 +141,108 @@ def test_predict_command_with_adapter(base_dir: Path, prime_rl_adapter: Path, ca
     out = capsys.readouterr().out.splitlines()
     assert code == 0
     assert out[0] in (
-        "adapter: 50 LoRA modules verified (fused experts)",
-        "adapter: 50 LoRA modules verified (modules experts)",
+        "adapter: 50 LoRA modules verified (fused experts), merged into the weights",
+        "adapter: 50 LoRA modules verified (modules experts), merged into the weights",
     )
     assert out[1].startswith("answer: ") and out[2] == "--- reply ---"
+
+
+def _predict_args(*extra: str) -> Any:
+    """``drugprot predict`` arguments as its own parser reads them (the adapter path is filled in later)."""
+    from drugprot.cli import build_parser
+
+    argv = ["predict", *extra, *QUESTION, "--dtype", "float32"]
+    return build_parser(argv).parse_args(argv)
+
+
+def _lora_layers(model: Any) -> list[str]:
+    from peft.tuners.lora import LoraLayer
+
+    return [name for name, module in model.named_modules() if isinstance(module, LoraLayer)]
+
+
+def _changed(model: Any, base: dict[str, Any]) -> set[str]:
+    """Names of ``model``'s parameters whose values differ from ``base``'s."""
+    return {name for name, value in model.state_dict().items() if not bool((value == base[name]).all())}
+
+
+def test_predict_merges_the_adapter_into_the_weights_by_default(
+    base_dir: Path, prime_rl_adapter: Path, lora_tensors: dict[str, Any], load_base: Any, kit: SimpleNamespace
+) -> None:
+    from peft import PeftModel
+
+    from drugprot.adapters.predict import adapter_line, load_model
+
+    args = _predict_args("--model", str(base_dir), "--adapter", str(prime_rl_adapter))
+    assert args.merge is True
+    model, report = load_model(args)
+    assert report is not None and report.merged and report.modules_verified == 50
+    assert not isinstance(model, PeftModel) and _lora_layers(model) == []
+    base = load_base().state_dict()
+    reference = load_base()
+    kit.apply_reference_deltas(reference, lora_tensors, kit.SCALE)  # W + (alpha/r) B @ A, computed by the test
+    expected = reference.state_dict()
+    assert sorted(model.state_dict()) == sorted(expected)
+    # exactly the adapted weights changed: 20 attention + 6 dense MLP + 4 fused (or 24 per-expert) expert tensors
+    assert _changed(model, base) == _changed(reference, base)
+    assert len(_changed(reference, base)) == (30 if report.layout == "fused" else 50)
+    for name, value in model.state_dict().items():
+        kit.torch.testing.assert_close(value, expected[name], rtol=1e-6, atol=1e-7, msg=name)
+    assert adapter_line(report) == (
+        f"adapter: 50 LoRA modules verified ({report.layout} experts), merged into the weights"
+    )
+
+
+def test_predict_no_merge_keeps_the_lora_layers_and_the_base_weights(
+    base_dir: Path, prime_rl_adapter: Path, base_logits: Any, reference_logits: Any, kit: SimpleNamespace
+) -> None:
+    from peft import PeftModel
+
+    from drugprot.adapters.predict import adapter_line, load_model
+
+    args = _predict_args("--model", str(base_dir), "--adapter", str(prime_rl_adapter), "--no-merge")
+    assert args.merge is False
+    model, report = load_model(args)
+    assert report is not None and not report.merged and report.modules_verified == 50
+    assert isinstance(model, PeftModel)
+    assert len(_lora_layers(model)) == (30 if report.layout == "fused" else 50)
+    with model.disable_adapter():
+        assert bool((kit.logits(model) == base_logits).all())  # the base weights are untouched
+    assert float((kit.logits(model) - reference_logits).abs().max()) <= 1e-4
+    assert adapter_line(report) == (
+        f"adapter: 50 LoRA modules verified ({report.layout} experts), kept as LoRA layers (--no-merge)"
+    )
+
+
+def test_predict_json_says_whether_the_adapter_was_merged(
+    base_dir: Path, prime_rl_adapter: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import json
+
+    from drugprot.cli import main
+
+    common = ["predict", "--model", str(base_dir), "--adapter", str(prime_rl_adapter), *QUESTION]
+    common += ["--temperature", "0", "--max-new-tokens", "2", "--dtype", "float32", "--json"]
+    assert main(common) == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert main([*common, "--no-merge"]) == 0
+    unmerged = json.loads(capsys.readouterr().out)
+    assert (merged["adapter_merged"], merged["adapter_modules_verified"]) == (True, 50)
+    assert (unmerged["adapter_merged"], unmerged["adapter_modules_verified"]) == (False, 50)
+
+
+def test_predict_help_says_it_is_for_a_few_answers_and_points_to_vllm(capsys: pytest.CaptureFixture) -> None:
+    from drugprot.adapters.predict import DESCRIPTION
+    from drugprot.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["predict", "--help"])
+    assert exit_info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert DESCRIPTION in text
+    assert "to inspect a few answers" in DESCRIPTION and "vLLM (--enable-lora, or the merged checkpoint)" in DESCRIPTION
+    assert "--merge, --no-merge merge the verified adapter into the weights in memory (the default;" in text
+    assert "--no-merge keeps PEFT's LoRA layers, for debugging them" in text
 
 
 def test_predict_command_reports_a_missing_name(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

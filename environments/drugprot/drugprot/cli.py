@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "drugprot.baselines",
         "score a model-free baseline (majority, lexical) in the report format",
     ),
+    "curves": ("drugprot.curves", "plot reward, accuracy, format, length and eval curves of prime-rl runs"),
     "demo": ("drugprot.demo", "offline end-to-end demo: a baseline behind a local OpenAI-compatible server"),
     "adapter": ("drugprot.adapters.cli", "merge or inspect a prime-rl LoRA adapter of Trinity-Mini"),
     "predict": ("drugprot.adapters.predict", "answer one abstract/chemical/gene question with a local model"),

@@ -35,7 +35,7 @@ from drugprot.errors import DrugprotError
 from drugprot.parsing import parse_reply
 from drugprot.prompts import system_prompt
 from drugprot.questions import Question, TaskOptions, load_questions
-from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, Score, Weights, score_reply
+from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, Weights
 from drugprot.tasks import Negatives, parse_negatives
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def _score(completion: Any, info: Mapping[str, Any] | None) -> Score:
     """Score a completion against the row's gold and record the prediction in ``info[INFO_KEY]``."""
     info = info if info is not None else {}
     content, reasoning = last_reply(completion)
-    score = score_reply(
+    score = SCORES.score(  # accuracy, format and answered of one rollout share one parse
         content,
         reasoning,
         list(info.get("labels") or []),

@@ -1,21 +1,33 @@
-"""Reading a model reply: reasoning block, final ``\\boxed{}`` answer, and why a reply is invalid.
+"""Reading a model reply: the reasoning block, the final ``\\boxed{}`` answer, and why a reply is invalid.
 
-Rules (the test table in ``tests/test_parsing.py`` is their executable form):
+The rule of the environment (it is a reasoning environment): **an answer is read only after a
+completed, non-empty reasoning block.** One rule for every way a reply reaches the scorer, so that a
+completion earns the same reward in training and in evaluation (``tests/test_parity.py``):
 
-- Reasoning is either inline (``<think>...</think>`` in the content; a bare ``...</think>`` counts too,
-  for chat templates that open the block in the prompt) or delivered separately (``reasoning_content``,
-  as vLLM's reasoning parser and hosted APIs return it).
-- A ``<think>`` that is never closed gives no answer: the reply was cut off while thinking.
-- The answer is the **last** ``\\boxed{...}`` after the reasoning (after the last ``</think>``); boxes
-  inside the reasoning do not count.
-- The box may hold a letter (``E``, `` e ``, ``\\text{E}``, ``(E)``), a letter with its label
-  (``E. INHIBITOR``, ``E) INHIBITOR``, ``E: inhibitor``; the label must be the letter's), or an
-  official label name in any case with ``-``/``_``/space variants (``indirect_upregulator``).
+- Reasoning is complete when the content holds a ``</think>`` (inline ``<think>...</think>``, or a
+  bare ``...</think>`` after a chat template that opens the block in the prompt), or when the server
+  delivered it separately (``reasoning_content``: vLLM's ``deepseek_r1`` reasoning parser, prime-rl's
+  renderers, hosted APIs). Inline, the reasoning is the text before the **first** ``</think>``, after
+  a ``<think>`` that opens it, exactly where vLLM's and renderers' parsers split it.
+- A reply with no completed reasoning earns no accuracy (``reasoning_incomplete``): a reply cut off
+  while thinking (even with a ``\\boxed{}`` written while thinking), a reply with no reasoning at all
+  (a non-reasoning model's bare ``\\boxed{E}``), a reasoning block with no text (only tags or
+  whitespace), nothing after the reasoning, or a ``<think>`` reopened after it and never closed.
+  These cannot be told apart once a server has split the reply (vLLM puts a reply without ``</think>``
+  entirely into ``reasoning_content``), so they share one reason.
+- The answer is the **last** ``\\boxed{...}`` after the reasoning; it must be closed, must come after
+  any later ``</think>``, and holds at most ``MAX_ANSWER_CHARS`` characters. It may hold a letter
+  (``E``, `` e ``, ``\\text{E}``, ``$E$``, ``(E)``), a letter with its label (``E. INHIBITOR``,
+  ``E) INHIBITOR``, ``E: inhibitor``; the label must be the letter's), or an official label name in any
+  case with ``-``/``_``/space variants (``indirect_upregulator``). Letters and names are ASCII: no
+  Unicode case mapping turns another character into a letter (``ı`` is not ``I``).
   ``N``/``NO-RELATION`` only count when the task offers that option.
-- Format is good when the reply has a closed, non-empty reasoning block and exactly one boxed answer
-  after it, and that answer is valid.
+- Format is good when the answer is valid, it is the only ``\\boxed{`` after the reasoning, and no
+  ``<think>``/``</think>`` follows the reasoning block (a stray tag cannot hide extra boxes).
 
-Nothing here raises on model output: every failure is a reason string from ``REASONS``.
+Every step is a constant number of ``str`` searches over the reply plus work bounded by
+``MAX_ANSWER_CHARS``, so parsing is linear in the reply's length whatever its shape. Nothing here
+raises on model output: every failure is a reason string from ``REASONS``.
 """
 
 from __future__ import annotations
@@ -28,28 +40,33 @@ from drugprot.labels import by_letter, options
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 BOX = "\\boxed{"
+MAX_ANSWER_CHARS = 256
+"""The longest box content read as an answer (the longest valid one, a letter with its label inside
+wrappers, is about 40); a longer box names no option."""
 
 # Why a reply has no valid answer (``invalid_reason``) or a bad format (``format_reason``).
 EMPTY = "empty_reply"
-UNTERMINATED_THINK = "unterminated_think"
+REASONING_INCOMPLETE = "reasoning_incomplete"
 NO_BOX = "no_boxed_answer"
 UNKNOWN_ANSWER = "unknown_answer"
 LABEL_MISMATCH = "letter_label_mismatch"
-NO_REASONING = "no_reasoning"
 SEVERAL_BOXES = "several_boxed_answers"
+STRAY_THINK_TAG = "stray_think_tag"
 REASONS: tuple[str, ...] = (
     EMPTY,
-    UNTERMINATED_THINK,
+    REASONING_INCOMPLETE,
     NO_BOX,
     UNKNOWN_ANSWER,
     LABEL_MISMATCH,
-    NO_REASONING,
     SEVERAL_BOXES,
+    STRAY_THINK_TAG,
 )
 
-_WRAPPER = re.compile(r"^\\(?:text|textbf|textrm|texttt|mathrm|mathbf|mbox)\s*\{(.*)\}$", re.DOTALL)
-_LETTER_WITH_LABEL = re.compile(r"^\(?([A-Za-z])\s*[.):]\s*(.*)$", re.DOTALL)
-_SEPARATORS = re.compile(r"[\s_\-]+")
+_ASCII_SPACE = " \t\n\r\f\v"
+_OPENER = re.compile(r"\\(?:text|textbf|textrm|texttt|mathrm|mathbf|mbox)[ \t\n\r\f\v]*\{", re.ASCII)
+_LETTER_WITH_LABEL = re.compile(r"\(?([A-Za-z])[ \t\n\r\f\v]*[.):][ \t\n\r\f\v]*(.*)", re.ASCII | re.DOTALL)
+_SEPARATORS = re.compile(r"[ \t\n\r\f\v_\-]+", re.ASCII)
+_SPACE_RUN = re.compile(r"\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +76,11 @@ class ParsedReply:
     letter: str | None
     invalid_reason: str | None
     has_reasoning: bool
+    """Whether a completed, non-empty reasoning block precedes the answer region."""
     boxes: int
-    """How many closed ``\\boxed{}`` answers follow the reasoning."""
+    """How many ``\\boxed{`` follow the reasoning (nested ones included)."""
+    stray_tag: bool = False
+    """Whether a ``<think>`` or ``</think>`` follows the reasoning block."""
 
     @property
     def valid(self) -> bool:
@@ -71,10 +91,10 @@ class ParsedReply:
         """The first reason the format is not perfect, or None when it is."""
         if self.invalid_reason is not None:
             return self.invalid_reason
-        if not self.has_reasoning:
-            return NO_REASONING
         if self.boxes != 1:
             return SEVERAL_BOXES
+        if self.stray_tag:
+            return STRAY_THINK_TAG
         return None
 
     @property
@@ -83,7 +103,8 @@ class ParsedReply:
 
 
 def _normalise_name(text: str) -> str:
-    return _SEPARATORS.sub("-", text.strip().upper())
+    """Upper-case (ASCII letters only) with runs of ASCII space, ``_`` and ``-`` as one ``-``."""
+    return _SEPARATORS.sub("-", _ascii_upper(text.strip(_ASCII_SPACE)))
 
 
 @cache
@@ -92,53 +113,86 @@ def _names(with_no_relation: bool) -> dict[str, str]:
     return {_normalise_name(o.name): o.letter for o in options(with_no_relation)}
 
 
-def boxed_contents(text: str) -> list[str]:
-    """Contents of every closed ``\\boxed{...}`` in ``text``, braces balanced, in order."""
-    found: list[str] = []
-    start = text.find(BOX)
-    while start != -1:
-        depth, i = 1, start + len(BOX)
-        while i < len(text):
-            ch = text[i]
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    break
+def has_text(text: str) -> bool:
+    """Whether ``text`` holds anything besides whitespace and ``<think>``/``</think>`` tags."""
+    start = _SPACE_RUN.match(text).end()
+    for _ in range(4):  # the common cases, without copying a long reasoning: skip a few leading tags
+        if start == len(text):
+            return False
+        if text[start] != "<":
+            return True
+        if text.startswith(THINK_OPEN, start):
+            start = _SPACE_RUN.match(text, start + len(THINK_OPEN)).end()
+        elif text.startswith(THINK_CLOSE, start):
+            start = _SPACE_RUN.match(text, start + len(THINK_CLOSE)).end()
+        else:
+            return True
+    return bool(text.replace(THINK_OPEN, "").replace(THINK_CLOSE, "").strip())
+
+
+def _ascii_upper(text: str) -> str:
+    """``text`` upper-cased when it is ASCII; anything else is returned as is (it can name no option)."""
+    return text.upper() if text.isascii() else text
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """Index of the ``}`` closing a brace opened just before ``start``.
+
+    -1 when ``text`` ends first (an unclosed box); -2 when the content runs past ``MAX_ANSWER_CHARS``.
+    """
+    close = text.find("}", start)
+    if close != -1 and close - start <= MAX_ANSWER_CHARS and text.find("{", start, close) == -1:
+        return close  # the common case: no nested braces
+    end = min(len(text), start + MAX_ANSWER_CHARS + 1)
+    depth = 0
+    for i in range(start, end):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+    return -1 if end == len(text) else -2
+
+
+def _unwrap(text: str) -> str:
+    """``text`` without surrounding whitespace, ``\\text{...}``-style wrappers and ``$...$``, any nesting."""
+    i, j = 0, len(text)
+    while True:
+        while i < j and text[i] in _ASCII_SPACE:
             i += 1
-        if depth != 0:  # unclosed: nothing after it can close a box either
-            break
-        found.append(text[start + len(BOX) : i])
-        start = text.find(BOX, i + 1)
-    return found
+        while j > i and text[j - 1] in _ASCII_SPACE:
+            j -= 1
+        if j - i >= 2 and text[i] == "$" and text[j - 1] == "$":
+            i, j = i + 1, j - 1
+            continue
+        opener = _OPENER.match(text, i, j)
+        if opener is not None and text[j - 1] == "}" and opener.end() <= j - 1:
+            i, j = opener.end(), j - 1
+            continue
+        return text[i:j]
 
 
 def answer_letter(answer: str, *, with_no_relation: bool = False) -> tuple[str | None, str | None]:
     """The option letter a boxed answer names, as ``(letter, None)`` or ``(None, reason)``."""
-    text = answer.strip()
-    while True:  # \text{E}, $E$, \textbf{\text{E}} ...
-        match = _WRAPPER.match(text)
-        if match is not None:
-            text = match.group(1).strip()
-        elif len(text) >= 2 and text[0] == "$" and text[-1] == "$":
-            text = text.strip("$").strip()
-        else:
-            break
+    if len(answer) > MAX_ANSWER_CHARS:
+        return None, UNKNOWN_ANSWER
+    text = _unwrap(answer)
     letters = by_letter(with_no_relation)
     if len(text) == 1:
-        letter = text.upper()
+        letter = _ascii_upper(text)
         return (letter, None) if letter in letters else (None, UNKNOWN_ANSWER)
     if len(text) == 3 and text[0] == "(" and text[2] == ")":
-        letter = text[1].upper()
+        letter = _ascii_upper(text[1])
         return (letter, None) if letter in letters else (None, UNKNOWN_ANSWER)
     names = _names(with_no_relation)
     named = names.get(_normalise_name(text))
     if named is not None:
         return named, None
-    match = _LETTER_WITH_LABEL.match(text)
+    match = _LETTER_WITH_LABEL.fullmatch(text)
     if match is not None:
-        letter, rest = match.group(1).upper(), match.group(2).strip()
+        letter, rest = match.group(1).upper(), match.group(2).strip(_ASCII_SPACE)
         if letter not in letters:
             return None, UNKNOWN_ANSWER
         if not rest:
@@ -150,9 +204,7 @@ def answer_letter(answer: str, *, with_no_relation: bool = False) -> tuple[str |
     return None, UNKNOWN_ANSWER
 
 
-def parse_reply(
-    content: str | None, reasoning: str | None = None, *, with_no_relation: bool = False
-) -> ParsedReply:
+def parse_reply(content: str | None, reasoning: str | None = None, *, with_no_relation: bool = False) -> ParsedReply:
     """Parse one reply.
 
     Args:
@@ -161,23 +213,33 @@ def parse_reply(
         with_no_relation: whether ``N``/``NO-RELATION`` is an option.
 
     Returns:
-        A ``ParsedReply``; never raises on any string input.
+        A ``ParsedReply``; never raises on any string input, in time linear in the input's length.
     """
     content = content or ""
-    separate_reasoning = bool(reasoning and reasoning.strip())
-    if not content.strip():
-        return ParsedReply(None, EMPTY, separate_reasoning, 0)
-    close = content.rfind(THINK_CLOSE)
-    if content.rfind(THINK_OPEN) > close:
-        return ParsedReply(None, UNTERMINATED_THINK, separate_reasoning, 0)
-    if close >= 0:
-        inline = content[:close].replace(THINK_OPEN, "").strip()
-        answer_region = content[close + len(THINK_CLOSE) :]
-    else:
-        inline, answer_region = "", content
-    has_reasoning = separate_reasoning or bool(inline)
-    boxes = boxed_contents(answer_region)
-    if not boxes:
-        return ParsedReply(None, NO_BOX, has_reasoning, 0)
-    letter, reason = answer_letter(boxes[-1], with_no_relation=with_no_relation)
-    return ParsedReply(letter, reason, has_reasoning, len(boxes))
+    if has_text(reasoning or ""):  # the server cut the reply at the end of its reasoning
+        region = content
+    else:  # the reasoning ends at the first </think>, after a <think> before it (where the servers split)
+        close = content.find(THINK_CLOSE)
+        if close == -1:
+            return ParsedReply(None, REASONING_INCOMPLETE if has_text(content) else EMPTY, False, 0)
+        opening = content.find(THINK_OPEN, 0, close)
+        start = opening + len(THINK_OPEN) if opening != -1 else 0
+        region = content[close + len(THINK_CLOSE) :]
+        if not has_text(content[start:close]):
+            return ParsedReply(None, REASONING_INCOMPLETE if has_text(region) else EMPTY, False, 0)
+    last_open, last_close = region.rfind(THINK_OPEN), region.rfind(THINK_CLOSE)
+    if last_open > last_close or not has_text(region):  # thinking again, or nothing after the reasoning
+        return ParsedReply(None, REASONING_INCOMPLETE, True, 0)
+    stray = last_open != -1 or last_close != -1
+    boxes = region.count(BOX)
+    box = region.rfind(BOX)
+    if box == -1 or box < last_close:  # no box, or the last one is inside a later think block
+        return ParsedReply(None, NO_BOX, True, boxes, stray)
+    start = box + len(BOX)
+    end = _closing_brace(region, start)
+    if end == -1:
+        return ParsedReply(None, NO_BOX, True, boxes, stray)
+    if end == -2:
+        return ParsedReply(None, UNKNOWN_ANSWER, True, boxes, stray)
+    letter, reason = answer_letter(region[start:end], with_no_relation=with_no_relation)
+    return ParsedReply(letter, reason, True, boxes, stray)

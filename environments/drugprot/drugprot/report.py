@@ -1326,16 +1326,24 @@ def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
 
 
 def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
-    """The confusion matrix as text: rows gold (first gold type of a multi-label pair), columns predicted."""
+    """The confusion matrix as text: rows gold (first gold type of a multi-label pair), columns predicted.
+
+    Columns are as wide as the widest count or column label plus one space (at least 4), so 4- and 5-digit
+    counts stay aligned under their letters.
+    """
     columns = [letter_of(name) if name != INVALID else "inv" for name in confusion["columns"]]
+    matrix = confusion["matrix"]
+    totals = [sum(row) for row in matrix]
+    width = 1 + max([3, *(len(c) for c in columns), *(len(str(v)) for row in matrix for v in row)])
+    total_width = max([4, *(len(str(t)) for t in totals)])
     lines = [
         "Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
         "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
-        "      " + "".join(f"{c:>4}" for c in columns),
+        "      " + "".join(f"{c:>{width}}" for c in columns),
     ]
-    for name, row in zip(confusion["labels"], confusion["matrix"], strict=True):
-        cells = "".join(f"{(str(v) if v else '.'):>4}" for v in row)
-        lines.append(f"  {letter_of(name):<4}{cells}   {sum(row):>4}  {name}")
+    for name, row, total in zip(confusion["labels"], matrix, totals, strict=True):
+        cells = "".join(f"{(str(v) if v else '.'):>{width}}" for v in row)
+        lines.append(f"  {letter_of(name):<4}{cells}   {total:>{total_width}}  {name}")
     return lines
 
 
@@ -1472,9 +1480,19 @@ def format_paired(first: str, second: str, comparison: Mapping[str, Any]) -> lis
 
 # ------------------------------------------------------------------------------------------------ plot
 
+_TITLE_CHARS = 48  # run names longer than this are shortened in plot titles and legends
 
-def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
-    """Write the confusion matrices (one panel per run) as a PNG.
+
+def short_name(name: str, limit: int = _TITLE_CHARS) -> str:
+    """``name`` cut to ``limit`` characters in the middle (``"head…tail"``), so a title never runs off its figure."""
+    if len(name) <= limit:
+        return name
+    tail = (limit - 1) // 2
+    return f"{name[: limit - 1 - tail]}…{name[len(name) - tail :]}"
+
+
+def pyplot_agg() -> Any:
+    """matplotlib.pyplot on the Agg backend (files only, no display).
 
     Raises:
         ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra).
@@ -1488,35 +1506,146 @@ def plot_confusion(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike
         raise ReportError(
             "--plot needs matplotlib: pip install 'drugprot[report]' (or pip install matplotlib)"
         ) from exc
-    fig, axes = plt.subplots(1, len(reports), figsize=(6.5 * len(reports), 6), squeeze=False)
+    return plt
+
+
+def save_png(fig: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``fig`` to ``path`` as a PNG through a temporary file in the same directory, then close it.
+
+    A failed write leaves no file behind (and an existing ``path`` untouched).
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+        pyplot_agg().close(fig)
+
+
+def _axis_label(name: str) -> str:
+    return "inv  no valid answer" if name == INVALID else f"{letter_of(name)}  {name}"
+
+
+def row_shares(matrix: Sequence[Sequence[int]]) -> list[list[float]]:
+    """Each count as a share of its row (its gold type); an empty row is all zeros."""
+    return [[value / total if (total := sum(row)) else 0.0 for value in row] for row in matrix]
+
+
+def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool) -> Any:
+    from matplotlib.colors import PowerNorm
+
+    confusion = report["confusion"]
+    matrix = confusion["matrix"]
+    # Square-root colour scale: a dominant cell (NO-RELATION's diagonal, an always-INHIBITOR column) stays dark
+    # without washing the small cells out to white. Row shares keep each gold type on the same 0-1 scale.
+    values = row_shares(matrix) if normalize else [[float(v) for v in row] for row in matrix]
+    peak = 1.0 if normalize else max((v for row in values for v in row), default=0.0) or 1.0
+    norm = PowerNorm(gamma=0.5, vmin=0.0, vmax=peak)
+    image = ax.imshow(values, cmap="Blues", norm=norm, aspect="auto")
+    ax.set_xticks(range(len(confusion["columns"])), [_axis_label(c) for c in confusion["columns"]])
+    ax.set_yticks(range(len(confusion["labels"])), [_axis_label(c) for c in confusion["labels"]])
+    ax.tick_params(axis="x", labelrotation=55, labelsize=7)
+    ax.tick_params(axis="y", labelsize=7)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold (first gold type of a multi-label pair)")
+    ax.set_title(
+        f"{short_name(report['run']['name'])}\nmicro-F1 {_pct(report['micro_f1'])}, "
+        f"accuracy {_pct(report['accuracy'])}, {report['n_rollouts']} rollouts",
+        fontsize=9,
+    )
+    for i, row in enumerate(matrix):
+        for j, count in enumerate(row):
+            if count:
+                dark = norm(values[i][j]) > 0.6
+                ax.text(j, i, str(count), ha="center", va="center", fontsize=6, color="white" if dark else "black")
+    return image
+
+
+def confusion_figure(reports: Sequence[Mapping[str, Any]], *, normalize: bool = True) -> Any:
+    """One confusion-matrix panel per run: full label names, counts in the cells, colour = share of the gold row
+    (``normalize``) or the count itself."""
+    plt = pyplot_agg()
+    fig, axes = plt.subplots(1, len(reports), figsize=(8.5 * len(reports), 7.5), squeeze=False)
     for ax, report in zip(axes[0], reports, strict=True):
-        confusion = report["confusion"]
-        matrix = confusion["matrix"]
-        ax.imshow(matrix, cmap="Blues")
-        columns = [letter_of(c) if c != INVALID else "inv" for c in confusion["columns"]]
-        ax.set_xticks(range(len(columns)), columns)
-        ax.set_yticks(range(len(confusion["labels"])), [letter_of(c) for c in confusion["labels"]])
-        ax.set_xlabel("predicted")
-        ax.set_ylabel("gold")
-        ax.set_title(
-            f"{report['run']['name']}\nmicro-F1 {report['micro_f1']:.3f}, accuracy {report['accuracy']:.3f}", fontsize=9
-        )
-        peak = max((v for row in matrix for v in row), default=0)
-        for i, row in enumerate(matrix):
-            for j, value in enumerate(row):
-                if value:
-                    ax.text(
-                        j,
-                        i,
-                        str(value),
-                        ha="center",
-                        va="center",
-                        fontsize=7,
-                        color="white" if value > peak / 2 else "black",
-                    )
+        image = _confusion_panel(ax, report, normalize)
+        bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
+        bar.set_label("share of the gold row (number = count)" if normalize else "count", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
+
+
+def plot_confusion(
+    reports: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *, normalize: bool = True
+) -> None:
+    """Write the confusion matrices (one panel per run) as a PNG (``confusion_figure``).
+
+    Raises:
+        ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra).
+    """
+    save_png(confusion_figure(reports, normalize=normalize), path)
+
+
+def _support_label(name: str, reports: Sequence[Mapping[str, Any]]) -> str:
+    supports = "/".join(str(r["per_class"][name]["support"]) for r in reports)
+    return f"{letter_of(name)}  {name}  (n={supports})"
+
+
+def _class_value(scores: Mapping[str, Any], metric: str) -> float | None:
+    """A per-class score as the text report shows it: undefined (None) without predictions or gold."""
+    defined = {
+        "precision": scores["predicted"],
+        "recall": scores["support"],
+        "f1": scores["predicted"] or scores["support"],
+    }
+    return scores[metric] if defined[metric] else None
+
+
+def classes_figure(reports: Sequence[Mapping[str, Any]]) -> Any:
+    """Per-class precision, recall and F1 (one panel each) with the gold support in the labels; one bar per run."""
+    plt = pyplot_agg()
+    names = list(RELATION_NAMES)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 0.42 * len(names) + 2.2), sharey=True, squeeze=False)
+    height = 0.8 / len(reports)
+    colours = plt.get_cmap("tab10").colors
+    for ax, (metric, title) in zip(
+        axes[0], (("precision", "precision"), ("recall", "recall"), ("f1", "F1")), strict=True
+    ):
+        for k, report in enumerate(reports):
+            ys = [i - 0.4 + height * (k + 0.5) for i in range(len(names))]
+            values = [_class_value(report["per_class"][name], metric) for name in names]
+            ax.barh(
+                ys,
+                [v or 0.0 for v in values],
+                height=height,
+                color=colours[k % len(colours)],
+                label=f"[{k + 1}] {short_name(report['run']['name'], 36)}",
+            )
+            for y, v in zip(ys, values, strict=True):
+                ax.text((v or 0.0) + 0.01, y, "-" if v is None else f"{v:.2f}", va="center", fontsize=6)
+        ax.set_xlim(0, 1.12)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(range(len(names)), [_support_label(n, reports) for n in names], fontsize=8)
+    axes[0][0].invert_yaxis()
+    runs = ", ".join(f"[{k + 1}] micro-F1 {_pct(r['micro_f1'])}" for k, r in enumerate(reports))
+    fig.suptitle(f"Per class, rollouts pooled (n = gold support; - = undefined): {runs}", fontsize=9)
+    axes[0][2].legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_classes(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
+    """Write the per-class precision/recall/F1 bar chart (``classes_figure``) as a PNG.
+
+    Raises:
+        ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra).
+    """
+    save_png(classes_figure(reports), path)
 
 
 # ------------------------------------------------------------------------------------------------ CLI
@@ -1548,7 +1677,20 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
         metavar="S",
         help=f"seed of the bootstrap (default {DEFAULT_SEED}; the same seed gives the same intervals)",
     )
-    parser.add_argument("--plot", metavar="PATH", help="write the confusion matrix as a PNG (needs matplotlib)")
+    parser.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="write the confusion matrix as a PNG: label names, counts in the cells, colour = share of the gold row "
+        "(needs matplotlib)",
+    )
+    parser.add_argument(
+        "--plot-counts", action="store_true", help="colour the --plot confusion matrix by count, not by row share"
+    )
+    parser.add_argument(
+        "--plot-classes",
+        metavar="PATH",
+        help="write per-class precision/recall/F1 bars with gold support as a PNG, one bar per run (needs matplotlib)",
+    )
     parser.add_argument(
         "--export-tsv",
         metavar="PATH",
@@ -1591,7 +1733,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-errors",
         action="store_true",
         help=f"report a failed run (more than {MOSTLY_ERRORED:.0%}% of its rollouts errored without an answer) with "
-        f"exit status 0 and write its --export-tsv/--export-gold/--plot files (default: flag it, write no files, "
+        f"exit status 0 and write its --export-tsv/--export-gold/--plot/--plot-classes files (default: flag it, "
+        f"write no files, "
         f"exit {EXIT_FAILED_RUN})",
     )
     parser.epilog = (
@@ -1618,7 +1761,7 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
     refused = bool(failed) and not allow_errors
     written = []
     if refused:
-        files = [name for name in ("plot", "export_tsv", "export_gold") if getattr(args, name)]
+        files = [name for name in ("plot", "plot_classes", "export_tsv", "export_gold") if getattr(args, name, None)]
         if files:
             written.append(
                 f"not written ({', '.join('--' + f.replace('_', '-') for f in files)}): the run failed; "
@@ -1626,7 +1769,9 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
             )
     else:
         if args.plot:
-            plot_confusion(reports, args.plot)
+            plot_confusion(reports, args.plot, normalize=not getattr(args, "plot_counts", False))
+        if getattr(args, "plot_classes", None):
+            plot_classes(reports, args.plot_classes)
         if args.export_tsv:
             written.append(f"wrote {export_tsv(runs[0], args.export_tsv)} predictions to {args.export_tsv}")
         if args.export_gold:
@@ -1636,6 +1781,8 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
                 written.append("entities.tsv not written: pass --data-path (the run's data file or TSV directory)")
         if args.plot:
             written.append(f"wrote the confusion matrix to {args.plot}")
+        if getattr(args, "plot_classes", None):
+            written.append(f"wrote the per-class chart to {args.plot_classes}")
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 else {"runs": reports, "comparisons": comparisons}
         print(json.dumps(payload, indent=2, allow_nan=False))
@@ -1685,7 +1832,14 @@ __all__ = [
     "load_run",
     "majority_label",
     "majority_scores",
+    "classes_figure",
+    "confusion_figure",
+    "plot_classes",
     "plot_confusion",
+    "pyplot_agg",
+    "row_shares",
+    "save_png",
+    "short_name",
     "pooled_scores",
     "prediction_rows",
     "compare_runs",

@@ -1,11 +1,17 @@
 """The reward: accuracy (the reply names one of the pair's gold types) plus a small format term.
 
 This is the one place rewards are computed; the verifiers v1 taskset and the v0 rubric both call
-``score_reply`` and read the weights from ``Weights``.
+``score_reply`` (through ``SCORES``, so the signals of one rollout share one parse) and read the weights
+from ``Weights``. The reply rules, and why an answer counts only after completed reasoning, are in
+``drugprot.parsing``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from drugprot.labels import by_letter
@@ -83,3 +89,72 @@ def score_reply(
         return score_parsed(parsed, gold_labels, with_no_relation=with_no_relation)
     except Exception as exc:  # a scorer bug must not lose the rollout: record it instead
         return Score(0.0, 0.0, None, None, f"{SCORING_ERROR}: {type(exc).__name__}: {exc}", SCORING_ERROR)
+
+
+def _frame(digest: hashlib.blake2b, text: str | None) -> None:
+    """Feed ``text`` to ``digest`` so that None, "" and every string hash apart (length-prefixed)."""
+    if text is None:
+        digest.update(b"\x00")
+        return
+    data = text.encode("utf-8", "surrogatepass")
+    digest.update(b"\x01" + len(data).to_bytes(8, "little"))
+    digest.update(data)
+
+
+def reply_key(content: str | None, reasoning: str | None, gold_labels: Sequence[str], with_no_relation: bool) -> bytes:
+    """A 16-byte digest of everything a score depends on (BLAKE2b: collisions are not a practical concern)."""
+    digest = hashlib.blake2b(digest_size=16)
+    _frame(digest, content)
+    _frame(digest, reasoning)
+    for label in gold_labels:
+        _frame(digest, label)
+    digest.update(b"\x01" if with_no_relation else b"\x00")
+    return digest.digest()
+
+
+class ScoreCache:
+    """``score_reply`` memoised on a digest of the reply, least recently used first out.
+
+    The adapters score each rollout several times (accuracy, format, answered); this makes that one
+    parse. Keys are 16-byte digests, never the replies themselves, so memory stays at ``size`` small
+    entries (a few hundred bytes each) however long the replies are.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        if size < 1:
+            raise ValueError(f"ScoreCache size must be at least 1, got {size}")
+        self.size = size
+        self._entries: OrderedDict[bytes, Score] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def score(
+        self,
+        content: str | None,
+        reasoning: str | None,
+        gold_labels: Sequence[str],
+        *,
+        with_no_relation: bool = False,
+    ) -> Score:
+        """``score_reply(content, reasoning, gold_labels, with_no_relation=...)``, from the cache when seen."""
+        try:
+            key = reply_key(content, reasoning, gold_labels, with_no_relation)
+        except (AttributeError, TypeError):  # not text: no cache, and score_reply records why it scores 0
+            return score_reply(content, reasoning, tuple(gold_labels), with_no_relation=with_no_relation)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        score = score_reply(content, reasoning, tuple(gold_labels), with_no_relation=with_no_relation)
+        with self._lock:
+            self._entries[key] = score
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return score
+
+
+SCORES = ScoreCache()
+"""The process-wide cache both adapters score through."""

@@ -6,6 +6,11 @@ harness programs and the ``openai`` client expect: ``POST /v1/chat/completions``
 chunk, ``reasoning_content`` deltas, ``content`` deltas, finish chunk, optional usage chunk,
 ``data: [DONE]``) or as one JSON object, and ``GET /v1/models``.
 
+Malformed requests never drop the connection: bad JSON, a bad ``Content-Length``, wrong field types or
+JSON nested too deeply get a 4xx JSON error in OpenAI's ``{"error": {...}}`` shape. Request bodies are
+bounded (:data:`MAX_BODY_BYTES`, 413 above it), a body that does not arrive within
+:data:`BODY_TIMEOUT` seconds gets 408, and at most :data:`MAX_RECORDS` requests are kept for inspection.
+
 Token counts are a deterministic stand-in for a tokenizer (see :func:`count_tokens`)::
 
     with OpenAIServer(scripted_responder({"PMID 123": "\\\\boxed{A}"})) as server:
@@ -21,10 +26,12 @@ import contextlib
 import itertools
 import json
 import re
+import signal
 import socket
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -33,6 +40,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BODY_TIMEOUT",
+    "MAX_BODY_BYTES",
+    "MAX_RECORDS",
     "OpenAIServer",
     "RecordedRequest",
     "Reply",
@@ -48,6 +58,18 @@ __all__ = [
 ]
 
 HOST = "127.0.0.1"
+"""The only address the server binds: it is a test double and must never be reachable from elsewhere."""
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Largest request body accepted, in bytes (16 MiB; a DrugProt prompt is a few KiB). Larger gets 413."""
+
+BODY_TIMEOUT = 30.0
+"""Seconds a client has to send the whole request body once its headers arrived; after that, 408."""
+
+MAX_RECORDS = 10_000
+"""How many requests :attr:`OpenAIServer.requests` keeps (the most recent ones)."""
+
+_MAX_LENGTH_DIGITS = 18  # more digits than this is above any limit, and int() of a huge string is slow
 
 
 @dataclass(frozen=True)
@@ -160,13 +182,30 @@ class RecordedRequest:
     body: Any = None
 
 
-class _BadRequest(Exception):
-    pass
+class _RequestError(Exception):
+    """A request the server answers with a 4xx error; ``close`` when the connection cannot be reused
+    (the body was not, or not wholly, read)."""
+
+    def __init__(self, status: int, message: str, *, close: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.close = close
+
+
+class _BadRequest(_RequestError):
+    def __init__(self, message: str) -> None:
+        super().__init__(HTTPStatus.BAD_REQUEST, message)
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 def _validate(body: Any) -> None:
+    """Raise :class:`_BadRequest` naming the first field of a chat request that has the wrong type."""
     if not isinstance(body, dict):
-        raise _BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
+        raise _BadRequest(f"request body must be a JSON object, got {_type_name(body)}")
     if not isinstance(body.get("model"), str) or not body["model"]:
         raise _BadRequest("'model' is required and must be a non-empty string")
     messages = body.get("messages")
@@ -175,7 +214,28 @@ def _validate(body: Any) -> None:
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise _BadRequest(f"'messages[{i}]' must be an object with a string 'role'")
-    if body.get("n", 1) != 1:
+        content = message.get("content")
+        if isinstance(content, list):
+            for j, part in enumerate(content):
+                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                    raise _BadRequest(f"'messages[{i}].content[{j}]' must be an object with a string 'type'")
+        elif content is not None and not isinstance(content, str):
+            raise _BadRequest(
+                f"'messages[{i}].content' must be a string, a list of parts or null, got {_type_name(content)}"
+            )
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        raise _BadRequest(f"'stream' must be a boolean, got {_type_name(body['stream'])}")
+    options = body.get("stream_options")
+    if options is not None:
+        if not isinstance(options, dict):
+            raise _BadRequest(f"'stream_options' must be an object, got {_type_name(options)}")
+        usage = options.get("include_usage")
+        if usage is not None and not isinstance(usage, bool):
+            raise _BadRequest(f"'stream_options.include_usage' must be a boolean, got {_type_name(usage)}")
+    n = body.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise _BadRequest(f"'n' must be an integer, got {_type_name(n)}")
+    if n not in (None, 1):
         raise _BadRequest("only n=1 is supported")
 
 
@@ -189,6 +249,7 @@ def _chunks(text: str, size: int | None) -> Iterator[str]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive; every response has Content-Length or is chunked
+    default_request_version = "HTTP/1.1"  # a garbled request line still gets a status line, not bare JSON
     disable_nagle_algorithm = True  # many small SSE writes must not wait on delayed ACKs
     server: _HTTPServer
 
@@ -198,6 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        self._responded = False
         self.server.owner._track(self.connection, add=True)
 
     def finish(self) -> None:
@@ -221,17 +283,36 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
     def _dispatch(self, method: str) -> None:
+        self._responded = False
+        try:
+            self._route(method)
+        except Exception as exc:  # a bug here must still answer, not drop the connection
+            if self._responded:
+                raise
+            self.close_connection = True
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"server error: {exc!r}", "server_error")
+
+    def _route(self, method: str) -> None:
         owner = self.server.owner
         path = self.path.split("?", 1)[0].rstrip("/")
-        raw = self._read_body()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            raw = self._read_body()
+        except _RequestError as exc:
+            owner._record(RecordedRequest(method, path, headers))
+            if exc.close:
+                self.close_connection = True
+            return self._error(exc.status, exc.message)
         body: Any = None
         decode_error: str | None = None
         if raw:
             try:
                 body = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
                 decode_error = str(exc)
-        owner._record(RecordedRequest(method, path, {k.lower(): v for k, v in self.headers.items()}, body))
+            except RecursionError:
+                decode_error = "JSON nested too deeply"
+        owner._record(RecordedRequest(method, path, headers, body))
 
         routes = {"/v1/chat/completions": ("POST", self._chat), "/v1/models": ("GET", self._models)}
         if path not in routes:
@@ -250,16 +331,85 @@ class _Handler(BaseHTTPRequestHandler):
         handler(body)
 
     def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
+        """The request body, read within ``body_timeout`` seconds; :class:`_RequestError` when it cannot be."""
+        owner = self.server.owner
+        if self.headers.get_all("Transfer-Encoding"):
+            raise _RequestError(
+                HTTPStatus.LENGTH_REQUIRED,
+                "Transfer-Encoding request bodies are not supported; send the body with a Content-Length",
+                close=True,
+            )
+        values = {value.strip() for value in self.headers.get_all("Content-Length") or []}
+        if not values:
+            return b""
+        if len(values) > 1:
+            raise _RequestError(
+                HTTPStatus.BAD_REQUEST, f"conflicting Content-Length headers {sorted(values)}", close=True
+            )
+        (text,) = values
+        if not re.fullmatch(r"[0-9]+", text):
+            raise _RequestError(
+                HTTPStatus.BAD_REQUEST, f"Content-Length must be a non-negative integer, got {text!r}", close=True
+            )
+        if len(text) > _MAX_LENGTH_DIGITS or int(text) > owner.max_body_bytes:
+            raise _RequestError(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"request body of {text} bytes is over the limit of {owner.max_body_bytes} bytes "
+                "(OpenAIServer(max_body_bytes=...), --max-body-bytes)",
+                close=True,
+            )
+        return self._read_exactly(int(text), owner.body_timeout)
+
+    def _read_exactly(self, length: int, timeout: float) -> bytes:
+        # One deadline for the whole body: a client that trickles a byte at a time cannot hold a thread.
+        deadline = time.monotonic() + timeout
+        parts: list[bytes] = []
+        received = 0
+        try:
+            while received < length:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                self.connection.settimeout(remaining)
+                part = self.rfile.read1(min(length - received, 1 << 16))
+                if not part:
+                    raise _RequestError(
+                        HTTPStatus.BAD_REQUEST,
+                        f"request body ended after {received} of {length} bytes (Content-Length)",
+                        close=True,
+                    )
+                parts.append(part)
+                received += len(part)
+        except TimeoutError:
+            raise _RequestError(
+                HTTPStatus.REQUEST_TIMEOUT,
+                f"request body not received within {timeout:g} s ({received} of {length} bytes arrived)",
+                close=True,
+            ) from None
+        finally:
+            self.connection.settimeout(self.timeout)
+        return b"".join(parts)
 
     # -- responses -----------------------------------------------------------------------------------------
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._responded = True
+        super().send_response(code, message)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's own errors (malformed request line, headers too long, unknown method) as JSON."""
+        self.close_connection = True
+        short, long = self.responses.get(code, ("Error", ""))
+        text = f"{message or short}: {explain or long}".rstrip(": ")
+        self._error(code, text)
 
     def _send_json(self, status: int, payload: Any, extra: Mapping[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:  # the body was not (wholly) read: tell the client not to reuse the socket
+            self.send_header("Connection", "close")
         for name, value in (extra or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -391,6 +541,10 @@ class OpenAIServer:
     ``http://127.0.0.1:PORT/v1``. ``requests`` holds every request received. ``delay`` sleeps before each
     completion, ``chunk_delay`` between streamed events, ``chunk_size`` (characters, None = whole) splits
     content and reasoning into deltas. With ``api_key`` set, other bearer tokens get 401.
+
+    Limits: a body over ``max_body_bytes`` gets 413 unread; a body not received within ``body_timeout``
+    seconds of its headers gets 408; ``requests`` keeps the last ``max_records`` requests (``record=False``:
+    none), and ``request_count`` counts them all. Each of those errors closes the connection.
     """
 
     responder: Responder = field(default_factory=lambda: fixed_responder(""))
@@ -401,13 +555,26 @@ class OpenAIServer:
     chunk_delay: float = 0.0
     api_key: str | None = None
     record: bool = True
+    max_records: int = MAX_RECORDS
+    max_body_bytes: int = MAX_BODY_BYTES
+    body_timeout: float = BODY_TIMEOUT
     verbose: bool = False
     _httpd: _HTTPServer | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
-    _requests: list[RecordedRequest] = field(default_factory=list, init=False, repr=False)
+    _requests: deque[RecordedRequest] = field(default_factory=deque, init=False, repr=False)
+    _request_count: int = field(default=0, init=False, repr=False)
     _connections: set[socket.socket] = field(default_factory=set, init=False, repr=False)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_records < 0:
+            raise ValueError(f"max_records must be >= 0, got {self.max_records}")
+        if self.max_body_bytes < 0:
+            raise ValueError(f"max_body_bytes must be >= 0, got {self.max_body_bytes}")
+        if not self.body_timeout > 0:
+            raise ValueError(f"body_timeout must be > 0 seconds, got {self.body_timeout}")
+        self._requests = deque(maxlen=self.max_records)
 
     @property
     def base_url(self) -> str:
@@ -417,9 +584,15 @@ class OpenAIServer:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """A snapshot of the requests received so far, oldest first."""
+        """A snapshot of the last ``max_records`` requests received (all of them up to that), oldest first."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def request_count(self) -> int:
+        """How many requests were received since start (or :meth:`clear`), recorded or not."""
+        with self._lock:
+            return self._request_count
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -429,6 +602,7 @@ class OpenAIServer:
     def clear(self) -> None:
         with self._lock:
             self._requests.clear()
+            self._request_count = 0
 
     def start(self) -> OpenAIServer:
         if self._httpd is not None:
@@ -466,9 +640,10 @@ class OpenAIServer:
         self.stop()
 
     def _record(self, request: RecordedRequest) -> None:
-        if self.record:
-            with self._lock:
-                self._requests.append(request)
+        with self._lock:
+            self._request_count += 1
+            if self.record:
+                self._requests.append(request)  # the deque drops the oldest beyond max_records
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._lock:
@@ -506,8 +681,18 @@ def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each reply")
     parser.add_argument("--chunk-size", type=int, default=16, help="characters per streamed delta (0 = whole)")
     parser.add_argument("--api-key", default=None, help="require this bearer token")
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body accepted (413 above)"
+    )
+    parser.add_argument(
+        "--body-timeout", type=float, default=BODY_TIMEOUT, help="seconds to receive a request body (408 after)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request to stderr")
     args = parser.parse_args(argv)
+    if args.max_body_bytes < 0:
+        parser.error(f"--max-body-bytes must be >= 0, got {args.max_body_bytes}")
+    if not args.body_timeout > 0:
+        parser.error(f"--body-timeout must be > 0 seconds, got {args.body_timeout}")
 
     default = None if args.reply is None else Reply(args.reply, args.reasoning, args.finish_reason)
     if args.script:
@@ -522,16 +707,22 @@ def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
         chunk_size=args.chunk_size or None,
         api_key=args.api_key,
         record=False,
+        max_body_bytes=args.max_body_bytes,
+        body_timeout=args.body_timeout,
         verbose=args.verbose,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run :func:`build_server`'s server until Ctrl-C; prints ``serving <base_url>`` to stderr when up."""
-    with build_server(argv) as server:
+    # A parent that ignores SIGINT (a shell's background job, a test runner) passes that on to us, and Python then
+    # installs no KeyboardInterrupt handler: Ctrl-C / kill -INT would never stop the server.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Ctrl-C may come as soon as the line is printed (a script waits for it), so it is caught from here on.
+    with contextlib.suppress(KeyboardInterrupt), build_server(argv) as server:
         print(f"serving {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
+        threading.Event().wait()
     return 0
 
 

@@ -7,21 +7,14 @@ harness (plain chat) in a ``subprocess`` runtime, so ``vf-eval drugprot`` needs 
 
 from __future__ import annotations
 
-import functools
 from typing import Literal
 
 import verifiers.v1 as vf
 
 from drugprot._gc import gc_paused
 from drugprot.questions import Question, TaskOptions, load_questions
-from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, Score, score_reply
+from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, score_reply
 from drugprot.tasks import Negatives
-
-
-@functools.lru_cache(maxsize=4096)
-def _score_once(content: str | None, reasoning: str | None, labels: tuple[str, ...], with_nr: bool) -> Score:
-    """``score_reply`` memoised: the accuracy, format and answered signals of one trace share one parse."""
-    return score_reply(content, reasoning, labels, with_no_relation=with_nr)
 
 
 class DrugprotData(vf.TaskData):
@@ -51,11 +44,11 @@ class DrugprotTask(vf.Task[DrugprotData]):
     def _score(self, trace: vf.Trace) -> Score:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
-        score = _score_once(
+        score = SCORES.score(  # the accuracy, format and answered signals of one trace share one parse
             message.content if message else None,
             message.reasoning_content if message else None,
-            tuple(self.data.labels),
-            self.data.with_no_relation,
+            self.data.labels,
+            with_no_relation=self.data.with_no_relation,
         )
         trace.info[INFO_KEY] = score.as_info()
         return score

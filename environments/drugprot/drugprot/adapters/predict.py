@@ -4,7 +4,11 @@ The question is the environment's own: ``drugprot.questions.question_for`` rende
 the user prompt with the two mentions marked, the chat template of the model's tokenizer wraps them, and
 ``drugprot.parsing.parse_reply`` reads the answer. The mentions are the first occurrence of each name in
 the text. An adapter is loaded with ``peft_loading.load_model_with_adapter`` (rewritten for the installed
-transformers and verified), so a silently ignored adapter cannot produce base-model answers.
+transformers and verified), so a silently ignored adapter cannot produce base-model answers, and then merged
+into the weights (``--no-merge`` keeps the PEFT LoRA layers, for debugging them).
+
+This is a tool for inspecting a few answers. transformers generates one reply at a few tokens per second on
+Trinity-Mini (docs/adapters.md has the measured figures); evaluate a split with vLLM and ``vf-eval``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drugprot.adapters import AdapterError, require_adapters_extra
 from drugprot.adapters.layout import read_adapter
@@ -24,6 +28,9 @@ from drugprot.parsing import ParsedReply, parse_reply
 from drugprot.questions import Question, question_for
 from drugprot.schema import Document, Entity
 from drugprot.tasks import PairTask
+
+if TYPE_CHECKING:
+    from drugprot.adapters.peft_loading import PeftLoadReport
 
 # Trinity-Mini's model card chat settings.
 CARD_SAMPLING = {"temperature": 0.15, "top_p": 0.75, "top_k": 50, "min_p": 0.06}
@@ -153,8 +160,17 @@ def torch_dtype(name: str) -> Any:
     return dtype
 
 
+DESCRIPTION = (
+    "Answer one abstract/chemical/gene question with a local model (optionally plus a LoRA adapter), to inspect "
+    "a few answers. transformers generates a few tokens per second on Trinity-Mini, so do not evaluate a split "
+    "with it: serve the model with vLLM (--enable-lora, or the merged checkpoint) and run vf-eval "
+    "(docs/adapters.md)."
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Register ``drugprot predict``'s options."""
+    """Register ``drugprot predict``'s options and its description (what it is for)."""
+    parser.description = DESCRIPTION
     parser.add_argument("--model", required=True, type=Path, help="base model directory (e.g. Trinity-Mini)")
     parser.add_argument("--adapter", type=Path, help="LoRA adapter directory (prime-rl broadcasts/step_N)")
     parser.add_argument("--tokenizer", type=Path, help="tokenizer directory (default: --model)")
@@ -174,7 +190,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="auto", help="auto (checkpoint dtype), bfloat16, float32...")
     parser.add_argument("--device", help="cpu, cuda, cuda:1... (default: transformers' choice)")
     parser.add_argument("--trust-remote-code", action="store_true", help="needed on transformers < 5.0")
-    parser.add_argument("--merge", action="store_true", help="merge the adapter in memory (faster generation)")
+    parser.add_argument(
+        "--merge",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="merge the verified adapter into the weights in memory (the default; about 3x faster generation); "
+        "--no-merge keeps PEFT's LoRA layers, for debugging them",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -212,6 +234,30 @@ def check_inputs(model: Path, adapter: Path | None, tokenizer: Path | None) -> N
         read_adapter(adapter)
 
 
+def load_model(args: argparse.Namespace) -> tuple[Any, PeftLoadReport | None]:
+    """The model ``drugprot predict`` asks: ``--model`` plus the verified ``--adapter``, merged unless ``--no-merge``.
+
+    Raises:
+        AdapterError: see ``peft_loading.load_model_with_adapter``.
+    """
+    from drugprot.adapters.peft_loading import load_model_with_adapter
+
+    return load_model_with_adapter(
+        args.model,
+        args.adapter,
+        dtype=torch_dtype(args.dtype),
+        device=args.device,
+        trust_remote_code=args.trust_remote_code,
+        merge=args.merge,
+    )
+
+
+def adapter_line(report: PeftLoadReport) -> str:
+    """``adapter: 50 LoRA modules verified (fused experts), merged into the weights`` (or ``kept as LoRA layers``)."""
+    how = "merged into the weights" if report.merged else "kept as LoRA layers (--no-merge)"
+    return f"adapter: {report.modules_verified} LoRA modules verified ({report.layout} experts), {how}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, ask, print ``answer: E (INHIBITOR)`` and the reply (or JSON); 1 on a bad input or adapter."""
     try:
@@ -223,16 +269,7 @@ def run(args: argparse.Namespace) -> int:
         require_adapters_extra("drugprot predict")
         from transformers import AutoTokenizer
 
-        from drugprot.adapters.peft_loading import load_model_with_adapter
-
-        model, report = load_model_with_adapter(
-            args.model,
-            args.adapter,
-            dtype=torch_dtype(args.dtype),
-            device=args.device,
-            trust_remote_code=args.trust_remote_code,
-            merge=args.merge,
-        )
+        model, report = load_model(args)
         tokenizer = AutoTokenizer.from_pretrained(
             str(args.tokenizer or args.model), trust_remote_code=args.trust_remote_code
         )
@@ -258,11 +295,12 @@ def run(args: argparse.Namespace) -> int:
             "format_ok": result.parsed.format_ok,
             "reply": result.reply,
             "adapter_modules_verified": None if report is None else report.modules_verified,
+            "adapter_merged": None if report is None else report.merged,
         }
         print(json.dumps(payload, indent=2))
         return 0
     if report is not None:
-        print(f"adapter: {report.modules_verified} LoRA modules verified ({report.layout} experts)")
+        print(adapter_line(report))
     if result.parsed.valid:
         print(f"answer: {result.parsed.letter} ({result.label})")
     else:
