@@ -16,7 +16,7 @@ uv run --locked --no-sync python -m pytest --ignore=tests/adapters "$@" || statu
 echo "== [2/3] verifiers 0.3.1 =="
 [ -x .venv-v03/bin/python ] || uv venv --quiet .venv-v03
 uv pip install --quiet -p .venv-v03 -e 'environments/drugprot[report]' 'verifiers==0.3.1' \
-    'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3'
+    'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100'
 .venv-v03/bin/python -m pytest --ignore=tests/adapters "$@" || status=1
 
 echo "== [3/3] adapters (torch CPU, transformers, peft) =="

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from drugprot import labels, legacy, prompts
-from drugprot.errors import DrugprotError, DrugprotHubError
+from drugprot.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
 from drugprot.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from drugprot.questions import TaskOptions, load_questions
 
@@ -246,7 +246,8 @@ def test_env_shape(env: Any) -> None:
 
 @legacy_only
 def test_datasets_are_built_lazily() -> None:
-    """Building the env reads no data: ``vf-eval`` builds only the eval split, when the run starts."""
+    """Building the env builds no dataset (the eval split's questions are validated and kept for its builder):
+    ``vf-eval`` builds only the eval split, when the run starts."""
     fresh = load_environment(split="train", data_path=str(FIXTURE_JSONL))
     assert (fresh.dataset, fresh.eval_dataset) == (None, None)
     fresh.get_eval_dataset()
@@ -344,16 +345,33 @@ def test_offline_without_data_path_names_the_env_arg(monkeypatch: pytest.MonkeyP
     env = load_environment()
     with pytest.raises(DrugprotHubError) as err:
         env.get_eval_dataset()
-    assert DATA_PATH_HINT == """-a '{"data_path": "..."}'"""
-    assert DATA_PATH_HINT in str(err.value)
+    assert DATA_PATH_HINT == """-a '{"data_path": "{path}"}'"""
+    assert """pass the file: -a '{"data_path": "drugprot-parquet/data/validation.parquet"}'""" in str(err.value)
 
 
 @legacy_only
 def test_bad_knobs_fail_at_load() -> None:
-    with pytest.raises(ValueError, match="negatives must be"):
+    with pytest.raises(DrugprotConfigError, match="negatives must be") as err:
         load_environment(negatives="some")
+    assert isinstance(err.value, ValueError) and err.value.knob == "negatives"
+    with pytest.raises(DrugprotConfigError, match="num_tasks must be a positive integer") as err:
+        load_environment(data_path=str(FIXTURE_JSONL), num_tasks=0)
+    with pytest.raises(DrugprotConfigError, match="unknown split 'dev'"):
+        load_environment(data_path=str(FIXTURE_JSONL), train_split="dev")
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_examples'"):
         load_environment(num_examples=5)  # type: ignore[call-arg]
+
+
+@legacy_only
+def test_bad_data_fails_at_load(tmp_path: Path) -> None:
+    """The eval split's data is validated by ``load_environment`` itself, before ``vf-eval`` starts a rollout."""
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(DrugprotDataError, match=f"^no such file or directory: {missing}"):
+        load_environment(data_path=str(missing))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(DrugprotDataError, match="^no abstract: the source is empty"):
+        load_environment(split="train", data_path=str(empty))
 
 
 @legacy_only
