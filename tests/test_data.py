@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from drugprot import labels, prompts
 from drugprot.data import LoadStats, load_documents
@@ -583,3 +585,88 @@ def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path)
     with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
         DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
     assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
+
+
+# ------------------------------------------------------------------------------- property: random corruption
+
+CORRUPTIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["flip", "delete", "insert", "truncate", "duplicate"]),
+        st.integers(min_value=0, max_value=2**31),
+        st.binary(min_size=1, max_size=12),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def corrupt(data: bytes, operations: list[tuple[str, int, bytes]]) -> bytes:
+    """Apply byte-level damage: flip a byte, delete or insert a run, cut the file, or repeat a stretch."""
+    for kind, position, payload in operations:
+        i = position % (len(data) + 1)
+        if kind == "flip" and i < len(data):
+            data = data[:i] + bytes([data[i] ^ (payload[0] | 1)]) + data[i + 1 :]
+        elif kind == "delete":
+            data = data[:i] + data[i + len(payload) :]
+        elif kind == "insert":
+            data = data[:i] + payload + data[i:]
+        elif kind == "truncate":
+            data = data[:i]
+        elif kind == "duplicate":
+            data = data[:i] + data[i : i + 40 * len(payload)] + data[i:]
+    return data
+
+
+def loads_or_data_error(split: str, path: Path) -> None:
+    """The property: the loader (and the task builder, negatives included) succeeds or raises DrugprotDataError."""
+    try:
+        questions = load_questions(TaskOptions(split=split, data_path=str(path), negatives="all"))
+    except DrugprotDataError as exc:
+        assert str(exc)  # a message for the user, never empty
+    else:
+        assert questions and all(q.prompt and q.labels for q in questions)
+
+
+PROPERTY = settings(
+    max_examples=75, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".parquet"])
+def test_random_corruption_of_a_file_loads_or_is_a_data_error(fixture_jsonl: Path, tmp_path: Path, suffix: str) -> None:
+    clean = tmp_path / f"clean{suffix}"
+    if suffix == ".parquet":
+        pa = pytest.importorskip("pyarrow")
+        pq = pytest.importorskip("pyarrow.parquet")
+        pq.write_table(pa.Table.from_pylist(rows(fixture_jsonl)), clean)
+    elif suffix == ".json":
+        clean.write_text(json.dumps(rows(fixture_jsonl), ensure_ascii=False, indent=1), encoding="utf-8")
+    else:
+        shutil.copyfile(fixture_jsonl, clean)
+    data = clean.read_bytes()
+
+    @PROPERTY
+    @given(operations=CORRUPTIONS)
+    def check(operations: list[tuple[str, int, bytes]]) -> None:
+        path = clean.with_name(f"corrupt{suffix}")
+        path.write_bytes(corrupt(data, operations))
+        loads_or_data_error("train", path)
+
+    check()
+
+
+def test_random_corruption_of_a_tsv_file_loads_or_is_a_data_error(fixture_tsv: Path, tmp_path: Path) -> None:
+    root = tmp_path / "tsv"
+    names = sorted(p.name for p in fixture_tsv.iterdir())
+    originals = {name: (fixture_tsv / name).read_bytes() for name in names}
+
+    @PROPERTY
+    @given(which=st.sampled_from(names), operations=CORRUPTIONS)
+    def check(which: str, operations: list[tuple[str, int, bytes]]) -> None:
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        for name, content in originals.items():
+            (root / name).write_bytes(corrupt(content, operations) if name == which else content)
+        loads_or_data_error("train", root)
+
+    check()
