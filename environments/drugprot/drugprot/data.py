@@ -73,7 +73,7 @@ def load_documents(
     data_path: str | os.PathLike[str] | None = None,
     *,
     stats: LoadStats | None = None,
-    path_hint: str = "data_path",
+    path_hint: str = "data_path={path}",
 ) -> list[Document]:
     """Load and validate one split.
 
@@ -82,12 +82,14 @@ def load_documents(
             split); for a TSV directory it picks the ``training``/``development`` files.
         data_path: a local file or TSV directory; ``None`` loads ``OpenMed/drugprot-parquet`` from the hub.
         stats: filled with counts, when given.
-        path_hint: how the caller's user sets ``data_path`` (e.g. ``--env.taskset.data-path``), quoted in
-            the error raised when the hub is unreachable.
+        path_hint: how the caller's user sets ``data_path`` (e.g. ``--env.taskset.data-path {path}``, where
+            ``{path}`` stands for the file), quoted in the error raised when the hub cannot be used.
 
     Raises:
-        DrugprotDataError: bad split, missing file, or a row that breaks the schema (names file/pmid/field).
-        DrugprotHubError: ``data_path`` is unset and the hub cannot be reached.
+        DrugprotConfigError: an unknown split.
+        DrugprotDataError: a missing, unreadable or empty source, or a row that breaks the schema (names
+            file, line or row, pmid and field).
+        DrugprotHubError: ``data_path`` is unset and the hub cannot be reached (or is offline, uncached).
     """
     if split not in SPLITS:
         raise DrugprotConfigError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}", knob="split")

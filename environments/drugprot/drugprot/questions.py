@@ -207,9 +207,11 @@ def validate_source(options: TaskOptions, *, path_hint: str = "data_path={path}"
     if options.data_path is None:
         check_hub_offline(options.split, path_hint)
         return
+    key = _fingerprint(options, options.data_path)
+    if key in _prepared:  # the same config validated again (vf-eval validates the env config twice)
+        return
     _prepared.clear()
     stats = LoadStats()
-    key = _fingerprint(options, options.data_path)
     _prepared[key] = (_build_questions(options, path_hint, stats), stats)
 
 
