@@ -670,3 +670,18 @@ def test_random_corruption_of_a_tsv_file_loads_or_is_a_data_error(fixture_tsv: P
         loads_or_data_error("train", root)
 
     check()
+
+
+def test_hub_probe_goes_through_the_configured_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drugprot.data import _probe_target
+
+    for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert _probe_target("https://huggingface.co") == ("proxy.example", 3128)
+    assert _probe_target("http://127.0.0.1:8080") == ("127.0.0.1", 8080)  # HTTPS_PROXY is for https only
+    monkeypatch.setenv("NO_PROXY", "huggingface.co")
+    assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)

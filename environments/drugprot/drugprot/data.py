@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+from urllib.request import getproxies_environment, proxy_bypass_environment
 
 from drugprot._gc import gc_paused
 from drugprot.errors import DrugprotConfigError, DrugprotDataError, DrugprotHubError
@@ -49,7 +50,6 @@ HUB_DOWNLOAD_DIR = "drugprot-parquet"
 """Where the hub error message tells the user to download the split (``hf download --local-dir``)."""
 _HUB_TIMEOUT_S = 1.5  # a TCP connect to the hub takes well under a second; fail fast when it does not
 _OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 _BOM = b"\xef\xbb\xbf"
 _SUFFIXES = (".parquet", ".jsonl", ".json")
 # ``NamedTuple._make`` is ``tuple.__new__`` (C); calling the class goes through a generated Python __new__.
@@ -190,11 +190,15 @@ def check_hub_offline(split: str, path_hint: str = "data_path={path}") -> None:
 
 
 def _probe_target(endpoint: str) -> tuple[str, int]:
-    """The host and port a hub request connects to first: the HTTPS proxy when one is set, else the endpoint."""
-    proxy = next((os.environ[name] for name in _PROXY_VARS if os.environ.get(name)), None)
-    parsed = urlparse(proxy if proxy and "://" in proxy else f"http://{proxy}" if proxy else endpoint)
-    default_port = 443 if parsed.scheme == "https" else 80
-    return parsed.hostname or endpoint, parsed.port or default_port
+    """The host and port a hub request connects to first: the proxy the environment sets for the endpoint's
+    scheme (unless ``NO_PROXY`` exempts its host), else the endpoint itself."""
+    parsed = urlparse(endpoint)
+    proxies = getproxies_environment()
+    proxy = None
+    if not (parsed.hostname and proxy_bypass_environment(parsed.hostname, proxies)):
+        proxy = proxies.get(parsed.scheme) or proxies.get("all")
+    target = urlparse(proxy if "://" in proxy else f"http://{proxy}") if proxy else parsed
+    return target.hostname or endpoint, target.port or (443 if target.scheme == "https" else 80)
 
 
 def _hub_reachable(endpoint: str) -> bool:
