@@ -538,3 +538,26 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
         assert row["info"][legacy.INFO_KEY] == record
         assert row.get("error") is None
     assert set(seen.values()) == {2} and len(seen) == 27
+
+
+@legacy_only
+def test_legacy_vf_eval_wrong_data_path_fails_with_our_message(tmp_path: Path) -> None:
+    """The legacy ``vf-eval`` with a wrong ``data_path``: exit 1 before any rollout, our message on the last line
+    (verifiers wraps every ``load_environment`` error in ``RuntimeError: Failed to load environment ...``)."""
+    import os
+
+    from .e2e import script_path
+
+    missing = tmp_path / "data" / "validation.parquet"
+    with pytest.raises(DrugprotDataError) as expected:
+        load_environment(data_path=str(missing))
+    out = tmp_path / "outputs"
+    argv = [str(script_path("vf-eval")), "drugprot", "-m", "trinity-mini", "-b", "http://127.0.0.1:9/v1"]
+    argv += ["-k", "DRUGPROT_E2E_API_KEY", "-n", "1", "-s", "-d", "--disable-env-server", "-o", str(out)]
+    argv += ["-a", json.dumps({"data_path": str(missing)})]
+    env = {**os.environ, "DRUGPROT_E2E_API_KEY": "sk-test"}
+    proc = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.rstrip().splitlines()[-1]
+    assert last == f"RuntimeError: Failed to load environment 'drugprot': {expected.value}"
+    assert not list(out.glob("**/results.jsonl"))
