@@ -529,6 +529,10 @@ def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.Mon
     )
     with pytest.raises(DrugprotHubError, match="HF_HUB_OFFLINE is set"):
         load_questions(TaskOptions())  # the loader runs the same check before it imports datasets
+    from drugprot.taskset import DrugprotConfig
+
+    # vf-eval validates a default config (no data_path) before it applies the user's flags: that must pass offline
+    assert DrugprotConfig(id="drugprot").data_path is None
     snapshot = tmp_path / "hf" / "hub" / "datasets--OpenMed--drugprot-parquet" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     check_hub_offline("validation")  # a cached copy: datasets can load it offline

@@ -19,7 +19,7 @@ Reading is as strict: files are UTF-8 (a leading byte-order mark is accepted), a
 be read -- an undecodable byte, truncated or too deeply nested JSON, a corrupt parquet file, an empty
 file, an empty pmid or entity id -- is a ``DrugprotDataError`` naming the file and line (or row) and
 saying how to fix it. ``source_files`` and ``check_hub_offline`` are the checks that need neither the
-network nor a full read (the adapters run them when their config is validated).
+network nor a full read.
 """
 
 from __future__ import annotations
@@ -175,7 +175,8 @@ def _hub_cached() -> bool:
 def check_hub_offline(split: str, path_hint: str = "data_path={path}") -> None:
     """Fail now if the hub is switched off (``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE``) and nothing is cached.
 
-    Opens no socket: this is the part of the hub check that is safe at config time.
+    Opens no socket and imports nothing heavy: the loader runs it before it probes the network or imports
+    ``datasets``.
 
     Raises:
         DrugprotHubError: with the download command and the file to pass instead.

@@ -8,7 +8,7 @@ builds the pair tasks, applies the deterministic shuffle/limit and renders the p
 ``validate_source`` is what the adapters run when their config is validated, before any run starts:
 for a local ``data_path`` it loads, validates and builds the questions right away (so every data error
 surfaces then) and keeps them for the next ``load_questions`` with the same options, as long as the
-files are unchanged; for the hub it checks only what needs no network (``data.check_hub_offline``).
+files are unchanged. The hub is checked when the questions are loaded.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drugprot._gc import gc_paused
-from drugprot.data import HUB_DATASET, SPLITS, LoadStats, check_hub_offline, load_documents, source_files
+from drugprot.data import HUB_DATASET, SPLITS, LoadStats, load_documents, source_files
 from drugprot.errors import DrugprotConfigError, DrugprotDataError
 from drugprot.labels import letter_of
 from drugprot.prompts import system_prompt, user_prompt
@@ -194,18 +194,18 @@ def _build_questions(options: TaskOptions, path_hint: str, stats: LoadStats) -> 
 
 
 def validate_source(options: TaskOptions, *, path_hint: str = "data_path={path}") -> None:
-    """Check, before a run, everything about the data ``options`` name that needs no network.
+    """Check, before a run, the local data ``options`` name: everything about it that needs no network.
 
     A local ``data_path`` is loaded, validated and built into questions now, and they are kept for the next
-    ``load_questions(options)`` (which then reads nothing, unless a file changed). For the hub, only
-    ``data.check_hub_offline`` runs: reachability is checked when the questions are loaded.
+    ``load_questions(options)`` (which then reads nothing, unless a file changed). Without ``data_path``
+    nothing is checked here: the hub checks (``HF_HUB_OFFLINE`` without a cache, reachability) run when the
+    questions are loaded. They cannot run at config time, because verifiers' CLI validates a *default*
+    config (no ``data_path``) while it narrows the config class, before the user's values apply.
 
     Raises:
         DrugprotDataError: the local data cannot be read, breaks the schema, or selects no task.
-        DrugprotHubError: the hub is switched off and holds no cached copy.
     """
     if options.data_path is None:
-        check_hub_offline(options.split, path_hint)
         return
     key = _fingerprint(options, options.data_path)
     if key in _prepared:  # the same config validated again (vf-eval validates the env config twice)
