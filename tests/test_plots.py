@@ -175,7 +175,10 @@ def test_plot_classes_without_matplotlib_is_a_clear_error(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     png = tmp_path / "x.png"
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot-classes", str(png)]) == 2
-    assert "needs matplotlib: pip install 'drugprot[report]'" in capsys.readouterr().err
+    assert (
+        "needs matplotlib: from the drugprot repository root run "
+        "uv pip install -e 'environments/drugprot[report]'"
+    ) in capsys.readouterr().err
     assert not png.exists()
 
 

@@ -995,7 +995,10 @@ def test_plot_without_matplotlib_is_a_clear_error(
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(tmp_path / "x.png")]) == 2
-    assert "--plot needs matplotlib: pip install 'drugprot[report]'" in capsys.readouterr().err
+    assert (
+        "--plot needs matplotlib: from the drugprot repository root run "
+        "uv pip install -e 'environments/drugprot[report]'"
+    ) in capsys.readouterr().err
     assert cli_main(["report", str(multilabel_run(tmp_path))]) == 0  # everything else works without it
 
 

@@ -1504,7 +1504,8 @@ def pyplot_agg() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ReportError(
-            "--plot needs matplotlib: pip install 'drugprot[report]' (or pip install matplotlib)"
+            "--plot needs matplotlib: from the drugprot repository root run "
+            "uv pip install -e 'environments/drugprot[report]' (or pip install matplotlib)"
         ) from exc
     return plt
 
