@@ -107,9 +107,25 @@ def test_import_loads_no_verifiers() -> None:
 
 
 def test_all_exports() -> None:
-    import drugprot
+    """verifiers' v1 loader takes the one Taskset subclass and the one Harness subclass of ``__all__``; the legacy
+    loader takes ``load_environment``. Every exported name resolves to the object of that role."""
+    import verifiers.v1 as vf
 
-    assert drugprot.__all__ == ["DrugprotTaskset", "DrugprotEnv", "load_environment"]
+    import drugprot
+    from drugprot.harness import DrugprotHarness
+    from drugprot.legacy import load_environment
+    from drugprot.taskset import DrugprotEnv, DrugprotTaskset
+
+    exported = {name: getattr(drugprot, name) for name in drugprot.__all__}
+    assert exported == {
+        "DrugprotTaskset": DrugprotTaskset,
+        "DrugprotEnv": DrugprotEnv,
+        "DrugprotHarness": DrugprotHarness,
+        "load_environment": load_environment,
+    }
+    tasksets = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Taskset)]
+    harnesses = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Harness)]
+    assert (tasksets, harnesses) == ([DrugprotTaskset], [DrugprotHarness])
 
 
 def test_knobs_match_the_v1_config() -> None:
