@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import sys
@@ -230,6 +231,9 @@ def test_the_run_goes_to_outputs_by_default_and_the_report_options_are_the_repor
     assert demo.report_command("outputs/r1", args) == (
         "drugprot report outputs/r1 [--plot PNG] [--plot-classes PNG] [--json]"
     )
+    parser = argparse.ArgumentParser()
+    demo.add_arguments(parser)
+    assert "for the 95% intervals" in parser.format_help()  # it renders (argparse reads % as a format)
     args = build_parser(["demo"]).parse_args(["demo", "--bootstrap", "200", "--seed", "3"])
     assert demo.report_command("outputs/r1", args) == (
         "drugprot report outputs/r1 --bootstrap 200 --seed 3 [--plot PNG] [--plot-classes PNG] [--json]"
