@@ -40,7 +40,16 @@ from drugprot.data import load_documents
 from drugprot.errors import DrugprotError
 from drugprot.labels import NO_RELATION
 from drugprot.prompts import CHEMICAL_TAGS, GENE_TAGS
-from drugprot.report import V1_FILE, Run, format_report, load_run, plot_classes, plot_confusion, summarize
+from drugprot.report import (
+    V1_FILE,
+    Run,
+    format_report,
+    load_run,
+    plot_classes,
+    plot_confusion,
+    resamples_arg,
+    summarize,
+)
 from drugprot.serve import OpenAIServer, Reply, last_user_text
 from drugprot.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from drugprot.tasks import build_tasks, parse_negatives
@@ -479,13 +488,6 @@ def run_demo(
 # ------------------------------------------------------------------------------------------- CLI
 
 
-def _resamples(text: str) -> int:
-    value = int(text) if text.isdigit() else -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {text!r}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--negatives",
@@ -510,7 +512,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bootstrap",
-        type=_resamples,
+        type=resamples_arg,
         default=DEFAULT_RESAMPLES,
         metavar="N",
         help=f"resamples of the tasks for the 95%% intervals (default {DEFAULT_RESAMPLES}; 0: none)",

@@ -1674,7 +1674,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
     )
     parser.add_argument(
         "--bootstrap",
-        type=_resamples,
+        type=resamples_arg,
         default=DEFAULT_RESAMPLES,
         metavar="N",
         help=f"resamples of the tasks for the {LEVEL:.0%}% intervals and the paired comparison "
@@ -1715,7 +1715,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
     )
 
 
-def _resamples(text: str) -> int:
+def resamples_arg(text: str) -> int:
     """``--bootstrap``'s value: a whole number >= 0."""
     try:
         value = int(text)
@@ -1857,6 +1857,7 @@ __all__ = [
     "compare_runs",
     "format_paired",
     "read_line",
+    "resamples_arg",
     "run_documents",
     "same_tasks",
     "task_counts",
