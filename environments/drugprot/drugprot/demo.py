@@ -470,7 +470,10 @@ def run_demo(
         eval_seconds = time.monotonic() - eval_started
     created = new_run_files(output_dir, before)
     log = _keep_log(log_path, created)
-    where = f"run directory: {created[0].parent}" if len(created) == 1 else f"log: {log}"
+    if len(created) == 1:
+        where = f"run directory: {created[0].parent}"
+    else:
+        where = "no run directory was made; " + ("the CLI's output is above" if verbose else f"log: {log}")
     if returncode != 0:
         raise DemoError(f"the eval CLI failed (exit {returncode}): {' '.join(argv)}\n{_tail(log)}\n{where}")
     if len(created) != 1:
