@@ -262,6 +262,7 @@ def load_environment(
     format_weight: float = DEFAULT_WEIGHTS.format,
     mark_entities: bool = True,
     negatives: Negatives = 0,
+    data_label: str | None = None,
 ) -> Any:
     """The DrugProt legacy ``vf.SingleTurnEnv`` (verifiers 0.3.x): ``vf-eval drugprot -a '{...}'``.
 
@@ -276,6 +277,7 @@ def load_environment(
         format_weight: weight of the ``format`` reward.
         mark_entities: tag the pair's two mentions in the text.
         negatives: NO-RELATION candidates: 0, k per gold pair, or ``"all"``.
+        data_label: how ``drugprot report`` names the data (kept in the run's ``env_args``); selects nothing.
 
     Raises:
         LegacyVerifiersUnavailable: verifiers >= 0.4 (no legacy stack); the message gives the v1 command.
@@ -293,6 +295,7 @@ def load_environment(
         "format_weight": format_weight,
         "mark_entities": mark_entities,
         "negatives": negatives,
+        "data_label": data_label,
     }
     defaults = inspect.signature(load_environment).parameters
     vf = _legacy_verifiers({k: v for k, v in given.items() if v != defaults[k].default})

@@ -112,6 +112,9 @@ class DrugprotConfig(vf.TasksetConfig):
     """Mark the pair's two mentions in the text with <chemical>/<gene> tags."""
     negatives: Negatives = 0
     """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
+    data_label: str | None = None
+    """How reports name the data (``drugprot demo``: the bundled synthetic sample); unset: the data path or split.
+    Recorded in the run's config; selects nothing."""
 
     @pydantic.model_validator(mode="after")
     def _check_knobs_and_data(self) -> Self:
