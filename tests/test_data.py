@@ -672,7 +672,10 @@ def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path)
         DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), num_tasks=0)
     with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
         DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
+    with pytest.raises(ValidationError, match="revision 'abc123' selects a version of the hub dataset, but data_path"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
     assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
+    assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
 
 
 # ------------------------------------------------------------------------------- property: random corruption
