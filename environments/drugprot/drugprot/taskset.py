@@ -40,8 +40,10 @@ class DrugprotData(vf.TaskData):
     """Surface text of the gene mention."""
     with_no_relation: bool = False
     """Whether ``N. NO-RELATION`` is an option."""
-    versions: dict[str, Any] | None = None
-    """What made the task (``drugprot.versions.record``), copied into every rollout's info."""
+    versions: Any = None
+    """What made the task (``drugprot.versions.record``, a JSON object; None for a task built by hand), copied into
+    every rollout's info. Typed ``Any`` so that pydantic keeps the one record all tasks of a load share instead of
+    copying it per task."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
