@@ -571,6 +571,22 @@ def test_pinned_revision_is_in_the_offline_error_and_the_download_command(
     )
 
 
+def test_unreachable_hub_names_the_pinned_revision(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as sock:  # a closed local port stands in for an unreachable hub
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    with pytest.raises(DrugprotHubError) as err:
+        load_questions(TaskOptions(revision="3f2a9c1"), path_hint="--env.taskset.data-path {path}")
+    assert str(err.value) == (
+        f"cannot load 'OpenMed/drugprot-parquet' (validation, revision 3f2a9c1): the Hugging Face hub at "
+        f"http://127.0.0.1:{port} is unreachable. "
+        + HUB_HELP_VALIDATION.replace("--repo-type dataset ", "--repo-type dataset --revision 3f2a9c1 ")
+    )
+
+
 def test_revision_reaches_the_hub_request(tmp_path: Path) -> None:
     """``revision`` goes to ``datasets.load_dataset``: a stand-in hub on 127.0.0.1 (404 for everything) sees
     the pinned revision in the path of the first file request, and the loader's error names it."""
