@@ -11,7 +11,9 @@ plus ``metadata.json``), and reports, per run:
   multi-label, NO-RELATION never a scored class, macro-F1, per-class P/R/F1/support, once with every
   rollout as one prediction for its pair ("rollouts pooled") and once with the majority answer per task
   (what ``--export-tsv`` writes, so the official scorer can reproduce it);
-- the confusion matrix (text; a PNG with ``--plot``), invalid-reply rate and reasons, format rate, tokens.
+- the confusion matrix (text; a PNG with ``--plot``), invalid-reply rate and reasons, format rate, tokens;
+- what made the run (``run_versions``: env, prompt and scorer versions and the data revision recorded in
+  ``info["drugprot"]["versions"]``, ``unknown`` for older runs); a comparison warns when runs differ in them.
 
 The gold set of the micro-F1 is the gold relations of the *evaluated* pairs. What that measures depends on
 the setting, which the report states (``setting_note``): positive-only runs (``negatives=0``) are not
