@@ -495,11 +495,22 @@ def test_options_that_select_no_task(fixture_jsonl: Path, tmp_path: Path) -> Non
         ({"shuffle": 1}, "shuffle", "shuffle must be true or false, got 1"),
         ({"data_path": ""}, "data_path", "data_path must be a file or directory path, or unset for the hub; got ''"),
         ({"accuracy_weight": float("nan")}, "accuracy_weight", "accuracy_weight must be a finite number, got nan"),
+        (
+            {"revision": " "},
+            "revision",
+            "revision must be a commit sha, branch or tag of the hub dataset, or unset for its default branch; got ' '",
+        ),
+        (
+            {"revision": "3f2a9c1", "data_path": "train.jsonl"},
+            "revision",
+            "revision '3f2a9c1' selects a version of the hub dataset, but data_path 'train.jsonl' loads local data; "
+            "unset one of them (a local file is versioned by its contents)",
+        ),
     ],
 )
 def test_bad_knobs_are_config_errors(knobs, knob, message) -> None:
-    base = {"split": "validation", "data_path": None, "num_tasks": None, "shuffle": False, "seed": 0,
-            "negatives": 0, "mark_entities": True, "accuracy_weight": 1.0, "format_weight": 0.1}  # fmt: skip
+    base = {"split": "validation", "data_path": None, "revision": None, "num_tasks": None, "shuffle": False,
+            "seed": 0, "negatives": 0, "mark_entities": True, "accuracy_weight": 1.0, "format_weight": 0.1}  # fmt: skip
     with pytest.raises(DrugprotConfigError) as err:
         TaskOptions.from_knobs(**{**base, **knobs})
     assert (str(err.value), err.value.knob) == (message, knob)
@@ -536,6 +547,95 @@ def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.Mon
     snapshot = tmp_path / "hf" / "hub" / "datasets--OpenMed--drugprot-parquet" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     check_hub_offline("validation")  # a cached copy: datasets can load it offline
+
+
+def test_pinned_revision_is_in_the_offline_error_and_the_download_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    options = TaskOptions(split="train", revision="3f2a9c1")
+    assert options.source == "hub:OpenMed/drugprot-parquet@3f2a9c1[train]"
+    with pytest.raises(DrugprotHubError) as err:
+        load_questions(options, path_hint="--env.taskset.data-path {path}")
+    assert str(err.value) == (
+        "cannot load 'OpenMed/drugprot-parquet' (train, revision 3f2a9c1): HF_HUB_OFFLINE is set and no copy is "
+        f"cached ({tmp_path}/hf/hub/datasets--OpenMed--drugprot-parquet or "
+        f"{tmp_path}/hf/datasets/OpenMed___drugprot-parquet). Download the split once with `hf download "
+        "OpenMed/drugprot-parquet data/train.parquet --repo-type dataset --revision 3f2a9c1 --local-dir "
+        "drugprot-parquet` (the hf command of huggingface_hub) and pass the file: --env.taskset.data-path "
+        "drugprot-parquet/data/train.parquet (a directory of the official BioCreative VII TSV files works the "
+        "same way)."
+    )
+
+
+def test_unreachable_hub_names_the_pinned_revision(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as sock:  # a closed local port stands in for an unreachable hub
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    with pytest.raises(DrugprotHubError) as err:
+        load_questions(TaskOptions(revision="3f2a9c1"), path_hint="--env.taskset.data-path {path}")
+    assert str(err.value) == (
+        f"cannot load 'OpenMed/drugprot-parquet' (validation, revision 3f2a9c1): the Hugging Face hub at "
+        f"http://127.0.0.1:{port} is unreachable. "
+        + HUB_HELP_VALIDATION.replace("--repo-type dataset ", "--repo-type dataset --revision 3f2a9c1 ")
+    )
+
+
+def test_revision_reaches_the_hub_request(tmp_path: Path) -> None:
+    """``revision`` goes to ``datasets.load_dataset``: a stand-in hub on 127.0.0.1 (404 for everything) sees
+    the pinned revision in the path of the first file request, and the loader's error names it."""
+    import http.server
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    requested: list[str] = []
+
+    class Hub(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requested.append(self.path)
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": "Repository not found"}')
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
+    env |= {"HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_HOME": str(tmp_path / "hf")}
+    env |= {"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    code = (
+        "from drugprot.errors import DrugprotHubError\n"
+        "from drugprot.questions import TaskOptions, load_questions\n"
+        "try:\n"
+        "    load_questions(TaskOptions(revision='0123abcd'))\n"
+        "except DrugprotHubError as exc:\n"
+        "    print(exc)\n"
+    )
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(
+        "cannot load 'OpenMed/drugprot-parquet' (validation, revision 0123abcd) from the Hugging Face hub ("
+    )
+    assert "--repo-type dataset --revision 0123abcd --local-dir drugprot-parquet" in out.stdout
+    files = [path for path in requested if path.startswith("/datasets/OpenMed/drugprot-parquet/resolve/")]
+    assert files and all(path.startswith("/datasets/OpenMed/drugprot-parquet/resolve/0123abcd/") for path in files)
 
 
 def test_validate_source_builds_once_and_notices_changed_files(fixture_jsonl: Path, tmp_path: Path) -> None:
@@ -588,7 +688,10 @@ def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path)
         DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), num_tasks=0)
     with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
         DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
+    with pytest.raises(ValidationError, match="revision 'abc123' selects a version of the hub dataset, but data_path"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
     assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
+    assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
 
 
 # ------------------------------------------------------------------------------- property: random corruption

@@ -18,9 +18,12 @@ from typing import Any
 
 import pytest
 
+import drugprot
 from drugprot.errors import DrugprotDataError
 from drugprot.harness import HARNESS_ID, NULL_HARNESS_ID
+from drugprot.prompts import PROMPT_VERSION
 from drugprot.questions import TaskOptions, load_questions, validate_source
+from drugprot.scoring import SCORER_VERSION
 from drugprot.serve import OpenAIServer, Reply, ResponderError
 
 from .conftest import FIXTURE_JSONL, FixtureRun
@@ -77,6 +80,12 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
         assert r.reward == pytest.approx(acc + 0.1 * fmt), (key, name)
         invalid = name in ("no-think", "unterminated", "no-box")
         assert (r.info["drugprot"]["letter"] is None) is invalid, (key, name)
+        assert r.info["drugprot"]["versions"] == {  # what made the rollout, recorded by the real CLI run
+            "env": drugprot.__version__,
+            "prompt": PROMPT_VERSION,
+            "scorer": SCORER_VERSION,
+            "data": {"source": "file", "revision": None},
+        }
     assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 19.0
     assert sum(r.rewards["format"] for r in results) == sum(e[2] for e in expected.values()) == 22.0
     # task data travels on the trace for the report: ids and all gold labels of the multi-label pair

@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from drugprot import labels, legacy, prompts
+import drugprot
+from drugprot import labels, legacy, prompts, scoring
 from drugprot.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
 from drugprot.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from drugprot.questions import TaskOptions, load_questions
@@ -74,6 +75,9 @@ ROW0_INFO = {
     "with_no_relation": False,
 }
 LABEL_NAMES = {label.letter: label.name for label in labels.RELATION_LABELS}
+FILE_VERSIONS = {"env": drugprot.__version__, "prompt": prompts.PROMPT_VERSION, "scorer": scoring.SCORER_VERSION,
+                 "data": {"source": "file", "revision": None}}  # fmt: skip
+"""The ``versions`` record of a run over a local data file (``drugprot.versions``)."""
 LABEL_OF = {"A": "INDIRECT-DOWNREGULATOR", "B": "INDIRECT-UPREGULATOR", "E": "INHIBITOR", "K": "SUBSTRATE",
             "L": "SUBSTRATE_PRODUCT-OF", "M": "PART-OF", None: None}  # fmt: skip
 
@@ -433,6 +437,9 @@ def test_bad_knobs_fail_at_load() -> None:
         load_environment(data_path=str(FIXTURE_JSONL), num_tasks=0)
     with pytest.raises(DrugprotConfigError, match="unknown split 'dev'"):
         load_environment(data_path=str(FIXTURE_JSONL), train_split="dev")
+    with pytest.raises(DrugprotConfigError, match="^revision 'abc123' selects a version of the hub dataset") as err:
+        load_environment(data_path=str(FIXTURE_JSONL), revision="abc123")
+    assert err.value.knob == "revision"
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_examples'"):
         load_environment(num_examples=5)  # type: ignore[call-arg]
 
@@ -520,7 +527,8 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
     trace = make_trace(task, content, reasoning)
     asyncio.run(task.score(trace))
 
-    record = {"letter": letter, "label": LABEL_OF[letter], "invalid_reason": invalid, "format_reason": fmt_reason}
+    record = {"letter": letter, "label": LABEL_OF[letter], "invalid_reason": invalid, "format_reason": fmt_reason,
+              "versions": FILE_VERSIONS}  # fmt: skip
     assert output["reward"] == trace.reward == accuracy * 1.0 + fmt * 0.1
     assert (output["accuracy"], output["format"], output["answered"]) == (
         trace.rewards["accuracy"].score, trace.rewards["format"].score, trace.metrics["answered"]
@@ -572,7 +580,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
             letter = {"gold": gold, "wrong": wrong, None: None}[which]
             pair.append(Reply(content, reasoning_content=reasoning))
             record = {"letter": letter, "label": LABEL_NAMES.get(letter), "invalid_reason": invalid,
-                      "format_reason": fmt_reason}  # fmt: skip
+                      "format_reason": fmt_reason, "versions": FILE_VERSIONS}  # fmt: skip
             expected[(q.key, content)] = (acc, fmt, record, reasoning)
         by_prompt[q.prompt] = pair
     served: collections.Counter[str] = collections.Counter()

@@ -163,6 +163,7 @@ async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt
         }[letter],
         "invalid_reason": invalid,
         "format_reason": fmt_reason,
+        "versions": None,  # what the task data carries (a task built by hand: nothing)
     }
 
 

@@ -18,10 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import drugprot
 from drugprot import report
 from drugprot.cli import main as cli_main
 from drugprot.labels import RELATION_NAMES, letter_of
 from drugprot.metrics import read_relations_tsv, score_relations
+from drugprot.prompts import PROMPT_VERSION
+from drugprot.scoring import SCORER_VERSION
 from drugprot.serve import OpenAIServer, count_tokens, scripted_responder
 
 from .conftest import FixtureRun
@@ -50,8 +53,10 @@ def trace(
     errors: list[dict[str, Any]] | None = None,
     tokens: tuple[int, int] = (100, 10),
     pmid: str = PMID,
+    versions: Any = None,
 ) -> dict[str, Any]:
-    """One v1 trace of a DrugProt task; ``record=False`` leaves out ``info["drugprot"]`` (an older run)."""
+    """One v1 trace of a DrugProt task; ``record=False`` leaves out ``info["drugprot"]`` (an older run);
+    ``versions`` goes to ``info["drugprot"]["versions"]`` (left out when None, as before it was recorded)."""
     data = {
         "idx": 0,
         "name": f"{pmid}:{arg1}:{arg2}",
@@ -74,6 +79,8 @@ def trace(
             "invalid_reason": invalid_reason if label is None else None,
             "format_reason": invalid_reason if label is None else None,
         }
+        if versions is not None:
+            info["drugprot"]["versions"] = versions
     return {
         "version": 1,
         "id": "t",
@@ -937,7 +944,13 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
             "answer": "E",
             "info": {
                 **info,
-                "drugprot": {"letter": "E", "label": "INHIBITOR", "invalid_reason": None, "format_reason": None},
+                "drugprot": {
+                    "letter": "E",
+                    "label": "INHIBITOR",
+                    "invalid_reason": None,
+                    "format_reason": None,
+                    "versions": versions_record(source="file"),
+                },
             },
             "reward": 1.1,
             "metrics": {"accuracy": 1.0},
@@ -973,6 +986,13 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
     assert (got["run"]["model"], got["run"]["split"], got["run"]["limit"]) == ("m", "train", None)
     assert got["run"]["data_label"] == "lab set A"  # the data_label knob names the data in the report
     assert "  model m | data lab set A | negatives 0 | limit ?" in report.format_report(got).splitlines()
+    # the second row, without a record, is an older rollout
+    assert got["run"]["versions"] == {
+        "env": "0.1.0 + unknown",
+        "prompt": "1 + unknown",
+        "scorer": "2 + unknown",
+        "data": "file + unknown",
+    }
 
 
 def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -988,6 +1008,113 @@ def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[st
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert [r["n_rollouts"] for r in runs] == [7, 9]
     assert cli_main(["report", str(first), str(second), "--export-tsv", str(tmp_path / "x.tsv")]) == 2
+
+
+def versions_record(scorer: str = "2", revision: str | None = None, source: str = "hub") -> dict[str, Any]:
+    return {"env": "0.1.0", "prompt": "1", "scorer": scorer, "data": {"source": source, "revision": revision}}
+
+
+def versioned_run(directory: Path, versions: Any) -> Path:
+    """Two tasks, one rollout each, every trace recording ``versions``."""
+    return write_run(
+        directory,
+        [
+            episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", versions=versions)),
+            episode(trace("T3", "T4", ["AGONIST"], "ANTAGONIST", versions=versions)),
+        ],
+    )
+
+
+def header_versions(text: str) -> str:
+    (line,) = [line for line in text.splitlines() if line.startswith("  versions: ")]
+    return line
+
+
+def test_the_header_prints_the_recorded_versions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pinned = versioned_run(tmp_path / "pinned", versions_record(revision="3f2a9c1"))
+    assert cli_main(["report", str(pinned)]) == 0
+    assert header_versions(capsys.readouterr().out) == "  versions: env 0.1.0 | prompt 1 | scorer 2 | data hub@3f2a9c1"
+    unpinned = report.summarize(report.load_run(versioned_run(tmp_path / "unpinned", versions_record())))
+    assert unpinned["run"]["versions"] == {
+        "env": "0.1.0",
+        "prompt": "1",
+        "scorer": "2",
+        "data": "hub, default branch (unpinned)",
+    }
+    local = report.summarize(report.load_run(versioned_run(tmp_path / "tsv", versions_record(source="tsv"))))
+    assert local["run"]["versions"]["data"] == "tsv"
+
+
+def test_a_run_recorded_without_versions_prints_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = versioned_run(tmp_path / "old", None)
+    assert cli_main(["report", str(old)]) == 0
+    out = capsys.readouterr().out
+    assert header_versions(out) == "  versions: env unknown | prompt unknown | scorer unknown | data unknown"
+    assert cli_main(["report", "--json", str(old)]) == 0
+    assert json.loads(capsys.readouterr().out)["run"]["versions"] == dict.fromkeys(report.VERSION_NAMES, "unknown")
+    # a report dict of an older drugprot (no run.versions) still formats
+    got = report.summarize(report.load_run(old))
+    del got["run"]["versions"]
+    assert header_versions(report.format_report(got)) == (
+        "  versions: env unknown | prompt unknown | scorer unknown | data unknown"
+    )
+
+
+@pytest.mark.parametrize(
+    ("versions", "expected"),
+    [
+        ({"env": 3, "prompt": "", "scorer": None, "data": "hub"}, "env unknown | prompt unknown | scorer unknown | "
+         "data unknown"),
+        ({"env": "0.1.0", "data": {"source": "ftp", "revision": 7}}, "env 0.1.0 | prompt unknown | scorer unknown | "
+         "data unknown"),
+        ("2", "env unknown | prompt unknown | scorer unknown | data unknown"),
+    ],
+)  # fmt: skip
+def test_a_malformed_versions_record_reads_as_unknown(tmp_path: Path, versions: Any, expected: str) -> None:
+    run = report.load_run(versioned_run(tmp_path / "bad", versions))
+    assert [(r.label, r.rescored) for r in run.rollouts] == [("INHIBITOR", False), ("ANTAGONIST", False)]
+    assert header_versions(report.format_report(report.summarize(run))) == f"  versions: {expected}"
+
+
+def test_rollouts_that_differ_show_every_value(tmp_path: Path) -> None:
+    run_dir = write_run(
+        tmp_path / "mixed",
+        [
+            episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", versions=versions_record(scorer="1"))),
+            episode(trace("T3", "T4", ["AGONIST"], "AGONIST", versions=versions_record(scorer="2"))),
+            episode(trace("T5", "T6", ["AGONIST"], "AGONIST")),
+        ],
+    )
+    assert report.summarize(report.load_run(run_dir))["run"]["versions"] == {
+        "env": "0.1.0 + unknown",
+        "prompt": "1 + unknown",
+        "scorer": "1 + 2 + unknown",
+        "data": "hub, default branch (unpinned) + unknown",
+    }
+
+
+def test_a_comparison_warns_when_the_runs_differ_in_a_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = versioned_run(tmp_path / "a", versions_record(scorer="1"))
+    second = versioned_run(tmp_path / "b", versions_record(scorer="2", revision="3f2a9c1"))
+    same = versioned_run(tmp_path / "c", versions_record(scorer="1"))
+    old = versioned_run(tmp_path / "d", None)
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(second)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert notes == [
+        "  note: the runs differ in scorer, data (scorer [1] 1, [2] 2; data [1] hub, default branch (unpinned), "
+        "[2] hub@3f2a9c1): compare with care"
+    ]
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(same)]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")] == []
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(same), str(old)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert notes == [
+        "  note: the runs differ in env, prompt, scorer, data (env [1] 0.1.0, [2] 0.1.0, [3] unknown; prompt [1] 1, "
+        "[2] 1, [3] unknown; scorer [1] 1, [2] 1, [3] unknown; data [1] hub, default branch (unpinned), [2] hub, "
+        "default branch (unpinned), [3] unknown): compare with care"
+    ]
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:
@@ -1019,6 +1146,12 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_run: FixtureRun) -
     got = report.summarize(report.load_run(run_dir))
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"], got["lines"]["corrupt"]) == (27, 27, 0, 0)
     assert (got["run"]["split"], got["run"]["limit"], got["setting"]["mode"]) == ("train", "-n 27", "positive-only")
+    assert got["run"]["versions"] == {
+        "env": drugprot.__version__,
+        "prompt": PROMPT_VERSION,
+        "scorer": SCORER_VERSION,
+        "data": "file",
+    }
     # 19 right answers; 28 gold relations; FP: the 4 wrong types; FN: E of T1:T2, the 4 wrong and 4 invalid.
     assert close(got["accuracy"], Fraction(19, 27))
     assert got["micro_counts"] == {"tp": 19, "fp": 4, "fn": 9}

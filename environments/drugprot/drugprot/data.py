@@ -74,6 +74,7 @@ def load_documents(
     *,
     stats: LoadStats | None = None,
     path_hint: str = "data_path={path}",
+    revision: str | None = None,
 ) -> list[Document]:
     """Load and validate one split.
 
@@ -84,6 +85,9 @@ def load_documents(
         stats: filled with counts, when given.
         path_hint: how the caller's user sets ``data_path`` (e.g. ``--env.taskset.data-path {path}``, where
             ``{path}`` stands for the file), quoted in the error raised when the hub cannot be used.
+        revision: the hub dataset's git revision (a commit sha, branch or tag) to load; None is its default
+            branch, which can change between runs: pin a commit sha to make a run reproducible. Only for the
+            hub (``TaskOptions`` rejects it together with ``data_path``).
 
     Raises:
         DrugprotConfigError: an unknown split.
@@ -95,8 +99,8 @@ def load_documents(
         raise DrugprotConfigError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}", knob="split")
     stats = stats if stats is not None else LoadStats()
     if data_path is None:
-        rows, source = _hub_rows(split, path_hint), f"hub:{HUB_DATASET}[{split}]"
-        return _documents(rows, source, stats)
+        rows = _hub_rows(split, path_hint, revision)
+        return _documents(rows, hub_source(split, revision), stats)
     files = source_files(split, data_path)
     if len(files) == 3:
         return _tsv_documents(files, stats)
@@ -134,17 +138,25 @@ def source_files(split: str, data_path: str | os.PathLike[str]) -> tuple[Path, .
 # ---------------------------------------------------------------------------------------------- sources
 
 
-def hub_help(split: str, path_hint: str = "data_path={path}") -> str:
+def hub_source(split: str, revision: str | None = None) -> str:
+    """The hub dataset's split as messages name it: ``hub:OpenMed/drugprot-parquet[validation]``, with
+    ``@<revision>`` after the dataset when one is pinned."""
+    pinned = f"@{revision}" if revision is not None else ""
+    return f"hub:{HUB_DATASET}{pinned}[{split}]"
+
+
+def hub_help(split: str, path_hint: str = "data_path={path}", revision: str | None = None) -> str:
     """How to load ``split`` without the hub: the ``hf`` command that downloads its file, and how to pass it.
 
     ``path_hint`` is how the caller's user sets ``data_path``; ``{path}`` in it stands for the file
-    (without it, the file is appended).
+    (without it, the file is appended). A pinned ``revision`` is part of the download command.
     """
     local = f"{HUB_DOWNLOAD_DIR}/{HUB_FILES[split]}"
     use = path_hint.replace("{path}", local) if "{path}" in path_hint else f"{path_hint} {local}"
+    pinned = f" --revision {revision}" if revision is not None else ""
     return (
-        f"Download the split once with `hf download {HUB_DATASET} {HUB_FILES[split]} --repo-type dataset "
-        f"--local-dir {HUB_DOWNLOAD_DIR}` (the hf command of huggingface_hub) and pass the file: {use} "
+        f"Download the split once with `hf download {HUB_DATASET} {HUB_FILES[split]} --repo-type dataset"
+        f"{pinned} --local-dir {HUB_DOWNLOAD_DIR}` (the hf command of huggingface_hub) and pass the file: {use} "
         "(a directory of the official BioCreative VII TSV files works the same way)."
     )
 
@@ -172,7 +184,7 @@ def _hub_cached() -> bool:
     return any(path.is_dir() and any(path.iterdir()) for path in _hub_cache_dirs())
 
 
-def check_hub_offline(split: str, path_hint: str = "data_path={path}") -> None:
+def check_hub_offline(split: str, path_hint: str = "data_path={path}", revision: str | None = None) -> None:
     """Fail now if the hub is switched off (``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE``) and nothing is cached.
 
     Opens no socket and imports nothing heavy: the loader runs it before it probes the network or imports
@@ -184,9 +196,9 @@ def check_hub_offline(split: str, path_hint: str = "data_path={path}") -> None:
     if _hub_offline() and not _hub_cached():
         offline = "/".join(name for name in _OFFLINE_VARS if _env_flag(name))
         raise DrugprotHubError(
-            f"cannot load {HUB_DATASET!r} ({split}): {offline} is set and no copy is cached "
+            f"cannot load {_hub_what(split, revision)}: {offline} is set and no copy is cached "
             f"({' or '.join(str(p.parent if p.name == 'snapshots' else p) for p in _hub_cache_dirs())}). "
-            + hub_help(split, path_hint)
+            + hub_help(split, path_hint, revision)
         )
 
 
@@ -210,23 +222,29 @@ def _hub_reachable(endpoint: str) -> bool:
     return True
 
 
-def _hub_rows(split: str, path_hint: str) -> Iterable[Mapping[str, Any]]:
-    """Rows of the hub dataset; fails within seconds (not after datasets' retries) when offline."""
-    check_hub_offline(split, path_hint)
+def _hub_what(split: str, revision: str | None) -> str:
+    """``'OpenMed/drugprot-parquet' (validation)``, with ``at revision <rev>`` when one is pinned."""
+    return f"{HUB_DATASET!r} ({split}" + (f", revision {revision}" if revision is not None else "") + ")"
+
+
+def _hub_rows(split: str, path_hint: str, revision: str | None = None) -> Iterable[Mapping[str, Any]]:
+    """Rows of the hub dataset at ``revision`` (None: its default branch); fails within seconds (not after
+    datasets' retries) when offline."""
+    check_hub_offline(split, path_hint, revision)
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
     if not _hub_offline() and not _hub_reachable(endpoint):
         raise DrugprotHubError(
-            f"cannot load {HUB_DATASET!r} ({split}): the Hugging Face hub at {endpoint} is unreachable. "
-            + hub_help(split, path_hint)
+            f"cannot load {_hub_what(split, revision)}: the Hugging Face hub at {endpoint} is unreachable. "
+            + hub_help(split, path_hint, revision)
         )
     import datasets  # heavy: imported only when the hub is actually used
 
     try:
-        return datasets.load_dataset(HUB_DATASET, split=split)
+        return datasets.load_dataset(HUB_DATASET, split=split, revision=revision)
     except Exception as exc:  # datasets raises many unrelated types for "not available"
         raise DrugprotHubError(
-            f"cannot load {HUB_DATASET!r} ({split}) from the Hugging Face hub ({type(exc).__name__}: {exc}). "
-            + hub_help(split, path_hint)
+            f"cannot load {_hub_what(split, revision)} from the Hugging Face hub ({type(exc).__name__}: {exc}). "
+            + hub_help(split, path_hint, revision)
         ) from exc
 
 

@@ -16,8 +16,9 @@ the v1 taskset uses), parsing from ``drugprot.parsing`` and rewards from ``drugp
   OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
 - Rewards ``accuracy`` and ``format`` carry the v1 weights; ``answered`` is a zero-weight metric. The
   prediction record (``letter``, ``label``, ``invalid_reason``, ``format_reason``) goes to
-  ``state["info"]["drugprot"]``, which the legacy ``results.jsonl`` keeps per rollout as ``info.drugprot``
-  (the v1 path keeps the same record in ``trace.info["drugprot"]``).
+  ``state["info"]["drugprot"]``, with the run's ``versions`` (``drugprot.versions``), which the legacy
+  ``results.jsonl`` keeps per rollout as ``info.drugprot`` (the v1 path keeps the same record in
+  ``trace.info["drugprot"]``).
 
 Importing this module never imports verifiers: the legacy names are imported inside ``load_environment``,
 so ``drugprot`` (and the v1 loader, which reads every name in ``drugprot.__all__``) works on 0.4.
@@ -40,6 +41,8 @@ from drugprot.prompts import system_prompt
 from drugprot.questions import Question, TaskOptions, load_questions, validate_source
 from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, Weights
 from drugprot.tasks import Negatives
+from drugprot.versions import VERSIONS_KEY
+from drugprot.versions import record as versions_record
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -134,8 +137,8 @@ def last_reply(completion: Any) -> tuple[str | None, str | None]:
     return _text(_field(messages[-1], "content")), reasoning if isinstance(reasoning, str) else None
 
 
-def _score(completion: Any, info: Mapping[str, Any] | None) -> Score:
-    """Score a completion against the row's gold and record the prediction in ``info[INFO_KEY]``."""
+def _score(completion: Any, info: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None) -> Score:
+    """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``."""
     info = info if info is not None else {}
     content, reasoning = last_reply(completion)
     score = SCORES.score(  # accuracy, format and answered of one rollout share one parse
@@ -145,7 +148,7 @@ def _score(completion: Any, info: Mapping[str, Any] | None) -> Score:
         with_no_relation=bool(info.get("with_no_relation", False)),
     )
     if isinstance(info, dict):
-        info[INFO_KEY] = score.as_info()
+        info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: None if versions is None else dict(versions)}
     return score
 
 
@@ -185,26 +188,32 @@ def _parser_class() -> type:
     return DrugprotParser
 
 
-def _reward_functions() -> tuple[Callable[..., float], Callable[..., float], Callable[..., float]]:
-    """The rubric's functions; their ``__name__`` is the key in ``state["metrics"]`` and results."""
+def _reward_functions(
+    versions: Mapping[str, Any] | None,
+) -> tuple[Callable[..., float], Callable[..., float], Callable[..., float]]:
+    """The rubric's functions; their ``__name__`` is the key in ``state["metrics"]`` and results. Each records
+    the prediction and ``versions`` in the rollout's ``info``."""
 
     def accuracy(completion: Any, info: dict[str, Any]) -> float:
-        return _score(completion, info).accuracy
+        return _score(completion, info, versions).accuracy
 
     def format(completion: Any, info: dict[str, Any]) -> float:
-        return _score(completion, info).format
+        return _score(completion, info, versions).format
 
     def answered(completion: Any, info: dict[str, Any]) -> float:
         """1 when the reply gave a valid option letter (a diagnostic, weight 0)."""
-        return float(_score(completion, info).letter is not None)
+        return float(_score(completion, info, versions).letter is not None)
 
     return accuracy, format, answered
 
 
-def make_rubric(parser: Any, weights: Weights = DEFAULT_WEIGHTS) -> Any:
-    """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0."""
+def make_rubric(parser: Any, weights: Weights = DEFAULT_WEIGHTS, versions: Mapping[str, Any] | None = None) -> Any:
+    """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0.
+
+    ``versions`` (``drugprot.versions.record``) is recorded in every rollout's ``info["drugprot"]``.
+    """
     vf = _legacy_verifiers()
-    accuracy, format_, answered = _reward_functions()
+    accuracy, format_, answered = _reward_functions(versions)
     rubric = vf.Rubric(funcs=[accuracy, format_], weights=[weights.accuracy, weights.format], parser=parser)
     rubric.add_metric(answered)
     return rubric
@@ -255,6 +264,7 @@ def load_environment(
     split: str = "validation",
     train_split: str = "train",
     data_path: str | None = None,
+    revision: str | None = None,
     num_tasks: int | None = None,
     shuffle: bool = False,
     seed: int = 0,
@@ -270,6 +280,8 @@ def load_environment(
         split: the split ``vf-eval`` evaluates (the env's ``eval_dataset``): ``train`` or ``validation``.
         train_split: the split of the env's training ``dataset`` (legacy trainers).
         data_path: local parquet/jsonl file or BioCreative TSV directory; unset loads the hub dataset.
+        revision: the hub dataset's revision (commit sha, branch or tag); unset is its default branch. A
+            pinned sha makes the run reproducible. Not with ``data_path``.
         num_tasks: keep the first N tasks of each split (after shuffling); None keeps all.
         shuffle: shuffle the tasks deterministically with ``seed``.
         seed: seed of the shuffle and of negative sampling.
@@ -288,6 +300,7 @@ def load_environment(
     given = {
         "split": split,
         "data_path": data_path,
+        "revision": revision,
         "num_tasks": num_tasks,
         "shuffle": shuffle,
         "seed": seed,
@@ -304,6 +317,7 @@ def load_environment(
         return TaskOptions.from_knobs(
             split=for_split,
             data_path=data_path,
+            revision=revision,
             num_tasks=num_tasks,
             shuffle=shuffle,
             seed=seed,
@@ -321,5 +335,5 @@ def load_environment(
         eval_dataset=_builder(eval_options),
         system_prompt=system_prompt(eval_options.with_no_relation),
         parser=parser,
-        rubric=make_rubric(parser, eval_options.weights),
+        rubric=make_rubric(parser, eval_options.weights, versions_record(data_path, revision)),
     )

@@ -12,6 +12,13 @@ from functools import cache
 from drugprot.labels import options
 from drugprot.tasks import PairTask
 
+PROMPT_VERSION = "1"
+"""Version of the words the model sees, recorded in every rollout (``drugprot.versions``) and printed by
+``drugprot report``. Bump it (a new integer) whenever a change here, or in the option letters, names or
+descriptions of ``drugprot.labels``, changes a rendered system or user prompt, so runs made with different
+prompts are never compared unawares. ``tests/test_versions.py`` pins a digest of the rendered prompts per
+version and fails until the bump is made."""
+
 CHEMICAL_TAGS = ("<chemical>", "</chemical>")
 GENE_TAGS = ("<gene>", "</gene>")
 

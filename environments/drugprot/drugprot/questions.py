@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drugprot._gc import gc_paused
-from drugprot.data import HUB_DATASET, SPLITS, LoadStats, load_documents, source_files
+from drugprot.data import SPLITS, LoadStats, hub_source, load_documents, source_files
 from drugprot.errors import DrugprotConfigError, DrugprotDataError
 from drugprot.labels import letter_of
 from drugprot.prompts import system_prompt, user_prompt
@@ -34,6 +34,9 @@ class TaskOptions:
 
     split: str = "validation"
     data_path: str | None = None
+    revision: str | None = None
+    """Git revision of the hub dataset (commit sha, branch or tag); None is its default branch, which can
+    move: pinning a commit sha is what makes a hub run reproducible. Only without ``data_path``."""
     num_tasks: int | None = None
     """Keep the first N tasks (after shuffling); None keeps the whole split."""
     shuffle: bool = False
@@ -52,6 +55,19 @@ class TaskOptions:
             raise DrugprotConfigError(
                 f"data_path must be a file or directory path, or unset for the hub; got {self.data_path!r}",
                 knob="data_path",
+            )
+        if self.revision is not None and (not isinstance(self.revision, str) or not self.revision.strip()):
+            raise DrugprotConfigError(
+                f"revision must be a commit sha, branch or tag of the hub dataset, or unset for its default "
+                f"branch; got {self.revision!r}",
+                knob="revision",
+            )
+        if self.revision is not None and self.data_path is not None:
+            raise DrugprotConfigError(
+                f"revision {self.revision!r} selects a version of the hub dataset, but data_path "
+                f"{self.data_path!r} loads local data; unset one of them (a local file is versioned by its "
+                "contents)",
+                knob="revision",
             )
         if self.num_tasks is not None and (not _is_int(self.num_tasks) or self.num_tasks < 1):
             raise DrugprotConfigError(
@@ -75,7 +91,7 @@ class TaskOptions:
     @property
     def source(self) -> str:
         """What the options load, for messages: the data path, or the hub dataset and split."""
-        return self.data_path if self.data_path is not None else f"hub:{HUB_DATASET}[{self.split}]"
+        return self.data_path if self.data_path is not None else hub_source(self.split, self.revision)
 
     @classmethod
     def from_knobs(
@@ -83,6 +99,7 @@ class TaskOptions:
         *,
         split: str,
         data_path: str | None,
+        revision: str | None,
         num_tasks: int | None,
         shuffle: bool,
         seed: int,
@@ -99,6 +116,7 @@ class TaskOptions:
         return cls(
             split=split,
             data_path=data_path,
+            revision=revision,
             num_tasks=num_tasks,
             shuffle=shuffle,
             seed=seed,
@@ -186,7 +204,9 @@ def _fingerprint(options: TaskOptions, data_path: str) -> tuple[object, ...]:
 
 
 def _build_questions(options: TaskOptions, path_hint: str, stats: LoadStats) -> list[Question]:
-    documents = load_documents(options.split, options.data_path, stats=stats, path_hint=path_hint)
+    documents = load_documents(
+        options.split, options.data_path, stats=stats, path_hint=path_hint, revision=options.revision
+    )
     tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
     with_nr = options.with_no_relation
     with gc_paused():  # see drugprot._gc (not around load_documents: the hub download stays collected)

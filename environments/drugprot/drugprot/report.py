@@ -11,7 +11,9 @@ plus ``metadata.json``), and reports, per run:
   multi-label, NO-RELATION never a scored class, macro-F1, per-class P/R/F1/support, once with every
   rollout as one prediction for its pair ("rollouts pooled") and once with the majority answer per task
   (what ``--export-tsv`` writes, so the official scorer can reproduce it);
-- the confusion matrix (text; a PNG with ``--plot``), invalid-reply rate and reasons, format rate, tokens.
+- the confusion matrix (text; a PNG with ``--plot``), invalid-reply rate and reasons, format rate, tokens;
+- what made the run (``run_versions``: env, prompt and scorer versions and the data revision recorded in
+  ``info["drugprot"]["versions"]``, ``unknown`` for older runs); a comparison warns when runs differ in them.
 
 The gold set of the micro-F1 is the gold relations of the *evaluated* pairs. What that measures depends on
 the setting, which the report states (``setting_note``): positive-only runs (``negatives=0``) are not
@@ -69,6 +71,7 @@ from drugprot.stats import (
     paired_bootstrap,
 )
 from drugprot.tasks import parse_negatives
+from drugprot.versions import from_info as versions_from_info
 
 INVALID = "INVALID"
 """Confusion-matrix column of rollouts without a valid answer."""
@@ -119,6 +122,9 @@ class Rollout:
     """Type of the rollout's last recorded error (``ProviderError``, ``TaskError`` ...), or None."""
     error_message: str | None = None
     """Its message, shortened."""
+    versions: tuple[str, str, str, str] | None = None
+    """What made the rollout, as ``run_versions`` shows it: env, prompt and scorer versions and the data
+    (``drugprot.versions``); None for a rollout recorded without them (an older run)."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -483,6 +489,37 @@ def _record(info: dict[str, Any] | None) -> tuple[str | None, str | None, str | 
     return label, None if reason is None else _short(reason), None if fmt is None else _short(fmt)
 
 
+UNKNOWN = "unknown"
+"""How the report shows a version a run did not record (runs made before ``drugprot.versions``)."""
+VERSION_NAMES = ("env", "prompt", "scorer", "data")
+"""The entries of ``run_versions``, as the report names them."""
+
+
+def _versions(info: dict[str, Any] | None) -> tuple[str, str, str, str] | None:
+    """The rollout's ``info["drugprot"]["versions"]`` for display (``VERSION_NAMES``), or None without one."""
+    record = versions_from_info(info.get(INFO_KEY) if info is not None else None)
+    if record is None:
+        return None
+    source, revision = record["data_source"], record["data_revision"]
+    if source == "hub":
+        data = f"hub@{_short(revision, 60)}" if revision else "hub, default branch (unpinned)"
+    else:
+        data = source or UNKNOWN
+    env, prompt, scorer = (_short(record[k], 40) if record[k] else UNKNOWN for k in ("env", "prompt", "scorer"))
+    return env, prompt, scorer, data
+
+
+def run_versions(rollouts: Sequence[Rollout]) -> dict[str, str]:
+    """What made a run's rollouts (``VERSION_NAMES``): each value as recorded, ``unknown`` when no rollout
+    recorded it, or the distinct values joined by `` + `` when its rollouts differ (``unknown`` among them
+    for rollouts without a record)."""
+    seen: list[dict[str, None]] = [{} for _ in VERSION_NAMES]
+    for rollout in rollouts:
+        for values, value in zip(seen, rollout.versions or (UNKNOWN,) * len(VERSION_NAMES), strict=True):
+            values[value] = None
+    return {name: " + ".join(values) or UNKNOWN for name, values in zip(VERSION_NAMES, seen, strict=True)}
+
+
 def _content(message: dict[str, Any], path: str) -> str | None:
     """Message content as text: a string, or the text parts of a list of parts joined."""
     content = message.get("content")
@@ -577,6 +614,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
         rescored=rescored,
         error=error,
         error_message=None if message is None else _short(message, 300),
+        versions=_versions(info),
     )
 
 
@@ -641,6 +679,7 @@ def _legacy_rollout(row: Any) -> Rollout:
         rescored=rescored,
         error=error,
         error_message=message,
+        versions=_versions(info),
     )
 
 
@@ -1040,6 +1079,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
             "data_path": run.config.data_path,
             "data_label": run.config.data_label,
             "limit": run.config.limit,
+            "versions": run_versions(rollouts),
         },
         "setting": setting_of(rollouts, run.config),
         "n_tasks": len(groups),
@@ -1231,6 +1271,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"drugprot report: {run['name']} ({run['source']})",
         f"  {run['path']}",
         "  " + " | ".join(facts),
+        "  versions: " + " | ".join(f"{name} {value}" for name, value in _run_versions(report).items()),
         f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
         f"  setting: {report['setting']['note']}",
     ]
@@ -1247,6 +1288,24 @@ def _header(report: Mapping[str, Any]) -> list[str]:
             "(no usable info['drugprot'] record: older run or scoring error)"
         )
     return lines
+
+
+def _run_versions(report: Mapping[str, Any]) -> dict[str, str]:
+    """The report's ``run.versions``; all ``unknown`` for a report dict made before they were recorded."""
+    versions = report["run"].get("versions") or {}
+    return {name: versions.get(name) or UNKNOWN for name in VERSION_NAMES}
+
+
+def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """The comparison's warning when the runs differ in a version or in their data (None when they do not)."""
+    versions = [_run_versions(report) for report in reports]
+    differ = [name for name in VERSION_NAMES if len({v[name] for v in versions}) > 1]
+    if not differ:
+        return None
+    what = "; ".join(
+        f"{name} " + ", ".join(f"{col} {v[name]}" for col, v in zip(cols, versions, strict=True)) for name in differ
+    )
+    return f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
 
 
 def format_report(report: Mapping[str, Any]) -> str:
@@ -1405,6 +1464,9 @@ def format_comparison(
             f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
             f"{len(shared)} shared): compare with care"
         )
+    note = versions_note(cols, reports)
+    if note is not None:
+        out.append(note)
     modes = {report["setting"]["mode"] for report in reports}
     if len(modes) > 1:
         out.append("  note: positive-only and negatives runs mixed: their micro-F1 measure different things")

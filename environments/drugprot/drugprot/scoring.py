@@ -17,6 +17,14 @@ from dataclasses import dataclass
 from drugprot.labels import by_letter
 from drugprot.parsing import ParsedReply, parse_reply
 
+SCORER_VERSION = "2"
+"""Version of the reply rules and the reward (``drugprot.parsing`` and this module), recorded in every rollout
+(``drugprot.versions``) and printed by ``drugprot report``. Bump it (a new integer) whenever a change makes
+some reply parse or score differently: a reward, letter, label or reason. Version 2: an answer counts only
+after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which replaced version 1's
+``unterminated_think`` and ``no_reasoning``). ``tests/test_versions.py`` pins a digest of the scores of a table
+of replies per version and fails until the bump is made."""
+
 SCORING_ERROR = "scoring_error"
 INFO_KEY = "drugprot"
 """Where both adapters store ``Score.as_info()`` (v1 ``trace.info``, v0 ``state['info']``) for the report."""

@@ -8,7 +8,7 @@ needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-pr
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import pydantic
 import verifiers.v1 as vf
@@ -19,6 +19,8 @@ from drugprot.harness import HARNESS_ID
 from drugprot.questions import Question, TaskOptions, load_questions, validate_source
 from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, score_reply
 from drugprot.tasks import Negatives
+from drugprot.versions import VERSIONS_KEY
+from drugprot.versions import record as versions_record
 
 
 class DrugprotData(vf.TaskData):
@@ -38,6 +40,10 @@ class DrugprotData(vf.TaskData):
     """Surface text of the gene mention."""
     with_no_relation: bool = False
     """Whether ``N. NO-RELATION`` is an option."""
+    versions: Any = None
+    """What made the task (``drugprot.versions.record``, a JSON object; None for a task built by hand), copied into
+    every rollout's info. Typed ``Any`` so that pydantic keeps the one record all tasks of a load share instead of
+    copying it per task."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
@@ -54,7 +60,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
             self.data.labels,
             with_no_relation=self.data.with_no_relation,
         )
-        trace.info[INFO_KEY] = score.as_info()
+        trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: self.data.versions}
         return score
 
     @vf.stop
@@ -98,6 +104,8 @@ class DrugprotConfig(vf.TasksetConfig):
     """``train`` (3,500 abstracts) or ``validation`` (750, the official development set)."""
     data_path: str | None = None
     """Local parquet/jsonl file or BioCreative TSV directory; unset loads OpenMed/drugprot-parquet from the hub."""
+    revision: str | None = None
+    """Hub dataset revision (commit sha, branch or tag); unset is its default branch. Pin a sha to reproduce."""
     num_tasks: int | None = None
     """Keep the first N tasks (after shuffling); unset keeps the whole split. ``vf-eval -n`` also limits."""
     shuffle: bool = False
@@ -130,6 +138,7 @@ class DrugprotConfig(vf.TasksetConfig):
         return TaskOptions.from_knobs(
             split=self.split,
             data_path=self.data_path,
+            revision=self.revision,
             num_tasks=self.num_tasks,
             shuffle=self.shuffle,
             seed=self.seed,
@@ -140,7 +149,7 @@ class DrugprotConfig(vf.TasksetConfig):
         )
 
 
-def task_data(question: Question) -> DrugprotData:
+def task_data(question: Question, versions: dict[str, Any] | None = None) -> DrugprotData:
     return DrugprotData(
         name=question.key,
         prompt=question.prompt,
@@ -152,6 +161,7 @@ def task_data(question: Question) -> DrugprotData:
         chemical=question.chemical,
         gene=question.gene,
         with_no_relation=question.with_no_relation,
+        versions=versions,
     )
 
 
@@ -166,10 +176,12 @@ class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
         return base.model_copy(update={"rewards": weights | dict(base.rewards)})
 
     def load(self) -> list[DrugprotTask]:
-        questions = load_questions(self.config.options(), path_hint=DATA_PATH_HINT)
+        options = self.config.options()
+        questions = load_questions(options, path_hint=DATA_PATH_HINT)
         task_config = self.task_config()
+        versions = versions_record(options.data_path, options.revision)
         with gc_paused():  # see drugprot._gc
-            return [DrugprotTask(task_data(q), task_config) for q in questions]
+            return [DrugprotTask(task_data(q, versions), task_config) for q in questions]
 
 
 class DrugprotEnvConfig(vf.SingleAgentEnvConfig):

@@ -1,0 +1,76 @@
+"""What made a rollout, recorded in every rollout's info next to its prediction, so runs can be reproduced and
+compared knowingly.
+
+Both adapters store ``record(options)`` under ``info["drugprot"]["versions"]`` (v1 ``trace.info``, v0
+``state["info"]``; see ``drugprot.scoring.INFO_KEY``)::
+
+    {"env": "0.1.0", "prompt": "1", "scorer": "2", "data": {"source": "hub", "revision": null}}
+
+- ``env``: ``drugprot.__version__`` (the package version of ``pyproject.toml``);
+- ``prompt``: ``drugprot.prompts.PROMPT_VERSION``; ``scorer``: ``drugprot.scoring.SCORER_VERSION``;
+- ``data.source``: ``hub`` (``OpenMed/drugprot-parquet``), ``file`` (a local parquet/jsonl/json file) or ``tsv``
+  (a directory of the official TSV files); ``data.revision``: the hub revision asked for (``revision`` knob),
+  null for the hub's default branch, which can move between runs, and always null for local data. Only a
+  commit sha makes a hub run reproducible.
+
+``drugprot report`` reads the record back (``from_info``) and prints ``unknown`` for runs made before it
+existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import drugprot
+from drugprot.prompts import PROMPT_VERSION
+from drugprot.scoring import SCORER_VERSION
+
+VERSIONS_KEY = "versions"
+"""Key of the record inside ``info["drugprot"]``."""
+DATA_SOURCES = ("hub", "file", "tsv")
+FIELDS = ("env", "prompt", "scorer", "data_source", "data_revision")
+"""The flat names ``from_info`` returns, in the order the report prints them."""
+
+
+def data_source(data_path: str | None) -> str:
+    """``hub`` without a ``data_path``, ``tsv`` for a directory, else ``file``."""
+    if data_path is None:
+        return "hub"
+    return "tsv" if Path(data_path).expanduser().is_dir() else "file"
+
+
+def record(data_path: str | None, revision: str | None) -> dict[str, Any]:
+    """The record of a run over ``data_path`` (None: the hub) at ``revision``, with the running versions."""
+    return {
+        "env": drugprot.__version__,
+        "prompt": PROMPT_VERSION,
+        "scorer": SCORER_VERSION,
+        "data": {"source": data_source(data_path), "revision": revision},
+    }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def from_info(info: Mapping[str, Any] | None) -> dict[str, str | None] | None:
+    """The record in a ``info["drugprot"]`` mapping, flat (``FIELDS``), or None when it holds none.
+
+    Best effort, never an error: a field of an unexpected type reads as None (unknown). ``data_revision`` is
+    None both for an unpinned hub run and for local data; ``data_source`` tells them apart.
+    """
+    value = info.get(VERSIONS_KEY) if isinstance(info, Mapping) else None
+    if not isinstance(value, Mapping):
+        return None
+    data = value.get("data")
+    data = data if isinstance(data, Mapping) else {}
+    source = _text(data.get("source"))
+    return {
+        "env": _text(value.get("env")),
+        "prompt": _text(value.get("prompt")),
+        "scorer": _text(value.get("scorer")),
+        "data_source": source if source in DATA_SOURCES else None,
+        "data_revision": _text(data.get("revision")),
+    }
