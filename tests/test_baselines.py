@@ -165,6 +165,10 @@ def test_baseline_cli_json_and_comparison(fixture_jsonl: Path, capsys: pytest.Ca
     assert cli_main([*base, "lexical", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["run"]["model"] == "baseline:lexical" and payload["n_tasks"] == 27
+    # a baseline run records what made it, as a model's run does
+    import drugprot
+
+    assert payload["run"]["versions"] == {"env": drugprot.__version__, "prompt": "1", "scorer": "2", "data": "file"}
     assert cli_main([*base, "majority", "lexical", "--negatives", "1"]) == 0
     out = capsys.readouterr().out
     assert "[1] baseline majority" in out and "[2] baseline lexical" in out and "negatives 1" in out
@@ -175,6 +179,11 @@ def test_baseline_cli_errors_name_the_problem(tmp_path: Path, capsys: pytest.Cap
     assert "no such file or directory" in capsys.readouterr().err
     assert cli_main(["baseline", "lexical", "--data-path", str(tmp_path), "--negatives", "many"]) == 2
     assert "negatives must be a non-negative integer or 'all'" in capsys.readouterr().err
+    assert cli_main(["baseline", "lexical", "--data-path", str(tmp_path), "--revision", "abc"]) == 2
+    assert capsys.readouterr().err == (
+        f"drugprot baseline: error: revision 'abc' selects a version of the hub dataset, but data_path "
+        f"'{tmp_path}' loads local data; unset one of them (a local file is versioned by its contents)\n"
+    )
 
 
 def test_predict_majority() -> None:

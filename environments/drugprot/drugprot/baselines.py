@@ -27,9 +27,11 @@ from drugprot.data import load_documents
 from drugprot.errors import DrugprotError
 from drugprot.labels import NO_RELATION, letter_of
 from drugprot.questions import TaskOptions, select_tasks
-from drugprot.report import Rollout, Run, RunConfig, add_output_arguments, emit
-from drugprot.scoring import score_reply
+from drugprot.report import Rollout, Run, RunConfig, add_output_arguments, emit, rollout_versions
+from drugprot.scoring import INFO_KEY, score_reply
 from drugprot.tasks import PairTask, build_tasks, parse_negatives
+from drugprot.versions import VERSIONS_KEY
+from drugprot.versions import record as versions_record
 
 BASELINES = ("majority", "lexical")
 MAJORITY = "INHIBITOR"
@@ -148,15 +150,16 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         raise ValueError(f"unknown baseline {baseline!r}; expected one of {', '.join(BASELINES)}")
     negatives = parse_negatives(options.negatives)
     with_nr = negatives != 0
-    documents = load_documents(options.split, options.data_path, path_hint="--data-path")
+    documents = load_documents(options.split, options.data_path, path_hint="--data-path", revision=options.revision)
     tasks = select_tasks(build_tasks(documents, negatives=negatives, seed=options.seed), options)
+    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
     rollouts = []
     for task in tasks:
         score = score_reply(reply_text(predict(baseline, task, with_no_relation=with_nr)), None, task.labels,
                             with_no_relation=with_nr)
         rollouts.append(Rollout(
             task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr, score.label,
-            score.invalid_reason, score.format_reason, reward=score.reward(options.weights),
+            score.invalid_reason, score.format_reason, reward=score.reward(options.weights), versions=versions,
         ))
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
@@ -179,6 +182,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="split to evaluate (default validation; ignored for a single data file)")
     parser.add_argument("--data-path", help="local parquet/jsonl file or BioCreative TSV directory "
                                             "(default: OpenMed/drugprot-parquet from the hub)")
+    parser.add_argument("--revision", default=None,
+                        help="hub dataset revision (commit sha, branch or tag; default: the hub's default branch)")
     parser.add_argument("--negatives", default="0",
                         help="NO-RELATION candidates: 0 (positive-only), k per gold pair, or all (default 0)")
     parser.add_argument("--seed", type=int, default=0, help="seed of negative sampling and --shuffle")
@@ -190,7 +195,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         options = TaskOptions(split=args.split, data_path=args.data_path, num_tasks=args.num_tasks,
-                              shuffle=args.shuffle, seed=args.seed, negatives=parse_negatives(args.negatives))
+                              shuffle=args.shuffle, seed=args.seed, negatives=parse_negatives(args.negatives),
+                              revision=args.revision)
         runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
         return emit(runs, args)
     except (DrugprotError, ValueError, OSError) as exc:

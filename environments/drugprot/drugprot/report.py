@@ -495,7 +495,7 @@ VERSION_NAMES = ("env", "prompt", "scorer", "data")
 """The entries of ``run_versions``, as the report names them."""
 
 
-def _versions(info: dict[str, Any] | None) -> tuple[str, str, str, str] | None:
+def rollout_versions(info: dict[str, Any] | None) -> tuple[str, str, str, str] | None:
     """The rollout's ``info["drugprot"]["versions"]`` for display (``VERSION_NAMES``), or None without one."""
     record = versions_from_info(info.get(INFO_KEY) if info is not None else None)
     if record is None:
@@ -614,7 +614,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
         rescored=rescored,
         error=error,
         error_message=None if message is None else _short(message, 300),
-        versions=_versions(info),
+        versions=rollout_versions(info),
     )
 
 
@@ -679,7 +679,7 @@ def _legacy_rollout(row: Any) -> Rollout:
         rescored=rescored,
         error=error,
         error_message=message,
-        versions=_versions(info),
+        versions=rollout_versions(info),
     )
 
 
