@@ -114,6 +114,7 @@ SLOW_TESTS = frozenset(
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
         "test_legacy.py::test_eval_config_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
+        "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
         # the benchmarks' quick modes, each in its own interpreter
         "test_bench_smoke.py::test_build_quick",
         "test_bench_smoke.py::test_score_quick",

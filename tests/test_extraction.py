@@ -422,26 +422,40 @@ def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, co
 # ------------------------------------------------------------------------------------------ end to end
 
 
+def e2e_replies() -> tuple[list[ExtractionQuestion], dict[str, Any]]:
+    """The fixture's extraction questions and one scripted reply per abstract (perfect unless said)."""
+    from drugprot.serve import Reply
+
+    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
+    replies = {q.key: Reply(THINK + answer_block(sorted(q.gold.relations))) for q in questions}
+    replies["90000001"] = Reply(reply("T1 | T2 | E", "T3 | T4 | K"))  # F1 2/3
+    replies["90000002"] = Reply(reply("T3 | T4 | I", "T9 | T4 | I"))  # one right of three, an unknown id: 1/2
+    replies["90000004"] = Reply(reply("T1 | T2 | E"))  # a relation where there is none: 0
+    replies["90000005"] = Reply("<relations>\nT1 | T2 | I\n</relations>")  # no reasoning: 0
+    replies["90000009"] = Reply(answer_block(sorted(questions[8].gold.relations)), reasoning_content="It binds.")
+    return questions, replies
+
+
+E2E_ACCURACY = [0.6667, 0.5, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+"""Accuracy of ``e2e_replies`` by abstract, in PMID order."""
+
+
 def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
-    """A real ``vf-eval drugprot --env.taskset.mode extraction`` against a local server: each abstract gets its
-    scripted reply, and every trace records the reward and the prediction record of that reply."""
-    from drugprot.serve import OpenAIServer, Reply, scripted_responder
+    """A real ``vf-eval drugprot --env.taskset.mode extraction`` (``eval`` on 0.3.x) against a local server:
+    every trace records the reward and the prediction record of its abstract's scripted reply."""
+    from drugprot.serve import OpenAIServer, scripted_responder
 
     from .e2e import read_episodes, run_vf_eval, trace_results
 
-    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
-    replies = {q.key: Reply(THINK + answer_block(sorted(q.gold.relations))) for q in questions}  # perfect
-    replies["90000001"] = Reply(reply("T1 | T2 | E", "T3 | T4 | K"))  # F1 2/3
-    replies["90000002"] = Reply(reply("T3 | T4 | I", "T9 | T4 | I"), reasoning_content=None)  # unknown id
-    replies["90000004"] = Reply(reply("T1 | T2 | E"))  # a relation where there is none
-    replies["90000005"] = Reply("<relations>\nT1 | T2 | I\n</relations>")  # no reasoning
-    replies["90000009"] = Reply(answer_block(sorted(questions[8].gold.relations)), reasoning_content="It binds.")
-    expected = {key: score_extraction(r.content, r.reasoning_content, q.gold)
-                for (key, r), q in zip(replies.items(), questions, strict=True)}  # fmt: skip
+    questions, replies = e2e_replies()
+    gold = {q.key: q.gold for q in questions}
+    expected = {key: score_extraction(r.content, r.reasoning_content, gold[key]) for key, r in replies.items()}
     with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
         extra = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train",
                  "--env.taskset.mode", "extraction"]  # fmt: skip
         run_dir = run_vf_eval("drugprot", server.base_url, tmp_path / "outputs", n=9, timeout=900, extra_args=extra)
+        requests = server.chat_requests
+    assert requests[0]["messages"][0] == {"role": "system", "content": extraction.system_prompt()}
     results = {r.task_key: r for r in trace_results(read_episodes(run_dir))}
     assert sorted(results) == sorted(replies)
     for key, score in expected.items():
@@ -450,8 +464,35 @@ def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
         assert (r.rewards["accuracy"], r.rewards["format"], r.metrics["answered"]) == (
             score.accuracy, score.format, float(score.answered)
         ), key  # fmt: skip
+        assert r.reward == pytest.approx(score.accuracy + 0.1 * score.format)
         assert r.info[INFO_KEY] == score.as_info(), key
-    assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == [
-        0.6667, 0.5, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0
-    ]  # fmt: skip
+        assert r.task_data["extraction"] == gold[key].as_record()
+    assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == E2E_ACCURACY
     assert results["90000002"].info[INFO_KEY]["unknown_id"] == 1
+
+
+@legacy_only
+def test_legacy_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
+    """The legacy ``vf-eval drugprot -m trinity-mini -a '{"mode": "extraction", ...}' -s`` (verifiers 0.3.x) on
+    the same replies: the same rewards and prediction records, read back from ``results.jsonl``."""
+    from drugprot.serve import OpenAIServer, scripted_responder
+
+    from .e2e import read_legacy_results, run_legacy_vf_eval, write_endpoints_toml
+
+    questions, replies = e2e_replies()
+    gold = {q.key: q.gold for q in questions}
+    expected = {key: score_extraction(r.content, r.reasoning_content, gold[key]) for key, r in replies.items()}
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        write_endpoints_toml(tmp_path, "trinity-mini", "trinity-mini", server.base_url)
+        run_dir = run_legacy_vf_eval(
+            "drugprot", "trinity-mini", tmp_path, tmp_path / "outputs", n=9, timeout=900,
+            env_args={"split": "train", "data_path": str(FIXTURE_JSONL), "mode": "extraction"},
+        )  # fmt: skip
+    rows, _ = read_legacy_results(run_dir)
+    assert sorted(row["info"]["key"] for row in rows) == sorted(replies)
+    for row in rows:
+        score = expected[row["info"]["key"]]
+        assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
+            pytest.approx(score.accuracy + 0.1 * score.format), score.accuracy, score.format, float(score.answered)
+        )  # fmt: skip
+        assert row["info"][INFO_KEY] == score.as_info()

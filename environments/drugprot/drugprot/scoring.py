@@ -4,6 +4,10 @@ This is the one place rewards are computed; the verifiers v1 taskset and the v0 
 ``score_reply`` (through ``SCORES``, so the signals of one rollout share one parse) and read the weights
 from ``Weights``. The reply rules, and why an answer counts only after completed reasoning, are in
 ``drugprot.parsing``.
+
+Extraction mode (one task per abstract, ``drugprot.extraction``) is scored here too: ``score_extraction``
+(through ``EXTRACTION_SCORES``) gives the per-document F1 over (chemical, gene, type) triples and the same
+format term, with the same ``Weights``.
 """
 
 from __future__ import annotations
