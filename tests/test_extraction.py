@@ -496,3 +496,29 @@ def test_legacy_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
             pytest.approx(score.accuracy + 0.1 * score.format), score.accuracy, score.format, float(score.answered)
         )  # fmt: skip
         assert row["info"][INFO_KEY] == score.as_info()
+
+
+# --------------------------------------------------------------------------------------------- properties
+
+
+def test_any_reply_scores_without_error_and_within_bounds(docs: dict[str, Document]) -> None:
+    """Replies assembled from the format's own pieces (tags, ids, separators, types, newlines, junk) always
+    score: no scoring error, accuracy and format in [0, 1], counts consistent with the answer."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    gold = gold_of(docs["90000001"])
+    tokens = ["<think>", "</think>", "<relations>", "</relations>", "none", "T1", "T2", "T3", "T4", "T9", " | ", "|"]
+    tokens += ["\n", " ", "E", "SUBSTRATE", "k", "(E)", "x", "\\boxed{E}", "é"]
+    pieces = st.sampled_from(tokens)
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(pieces, max_size=40), st.one_of(st.none(), st.sampled_from(["", "Because.", "<think>"])))
+    def check(parts: list[str], reasoning: str | None) -> None:
+        score = score_extraction("".join(parts), reasoning, gold)
+        assert score.format_reason != "scoring_error"
+        assert 0.0 <= score.accuracy <= 1.0 and score.format in (0.0, 1.0)
+        assert score.tp + score.fn == len(gold.relations) and score.tp + score.fp == len(score.relations)
+        assert (score.format == 1.0) is (score.format_reason is None)
+
+    check()
