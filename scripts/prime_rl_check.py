@@ -173,7 +173,7 @@ def replies_for(gold_letters: list[str], letters: str) -> list[Reply]:
         Reply("gold answer", f"{think}\n\\boxed{{{right}}}", 1.0, 1.0),
         Reply("wrong answer", f"{think}\n\\boxed{{{wrong}}}", 0.0, 1.0),
         Reply("no boxed answer", f"{think}\nThe answer is {right}.", 0.0, 0.0),
-        Reply("gold, no reasoning", f"\\boxed{{{right}}}", 1.0, 0.0),
+        Reply("gold, two boxes", f"{think}\n\\boxed{{{wrong}}} or \\boxed{{{right}}}", 1.0, 0.0),
     ]
 
 

@@ -2,8 +2,8 @@
 ``vf-eval`` run over it (:func:`fixture_run`) that every test reading a v1 run shares.
 
 Also marks the slowest tests ``slow`` (see :data:`SLOW_TESTS`): each one runs a real CLI in a subprocess
-(``vf-eval``, ``drugprot demo``, a benchmark's quick mode, a wheel install). ``scripts/test.sh`` and CI run
-them; ``-m "not slow"`` leaves them out of a quick local loop.
+(``vf-eval``, ``vf-validate``, ``drugprot demo``, a benchmark's quick mode, a wheel install). ``scripts/test.sh``
+and CI run them; ``-m "not slow"`` leaves them out of a quick local loop.
 """
 
 from __future__ import annotations
@@ -115,6 +115,10 @@ SLOW_TESTS = frozenset(
         "test_legacy.py::test_eval_config_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
         "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
+        "test_legacy.py::test_readme_v1_command_dry_run",
+        # verifiers' own model-free checker (vf-validate; validate on 0.3.x) over the fixture
+        "test_validate.py::test_validate_passes_on_the_fixture_without_a_prime_login",
+        "test_validate.py::test_without_the_subprocess_runtime_it_asks_for_a_prime_login",
         # the benchmarks' quick modes, each in its own interpreter
         "test_bench_smoke.py::test_build_quick",
         "test_bench_smoke.py::test_score_quick",

@@ -14,6 +14,8 @@ import collections
 import importlib.util
 import inspect
 import json
+import os
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -32,6 +34,7 @@ from .test_parsing import CASES, GOLD, make_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 ENDPOINTS = ROOT / "configs" / "endpoints.toml"
+README = ROOT / "README.md"
 EVAL_CONFIGS = ROOT / "configs" / "eval"
 
 HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
@@ -107,9 +110,25 @@ def test_import_loads_no_verifiers() -> None:
 
 
 def test_all_exports() -> None:
-    import drugprot
+    """verifiers' v1 loader takes the one Taskset subclass and the one Harness subclass of ``__all__``; the legacy
+    loader takes ``load_environment``. Every exported name resolves to the object of that role."""
+    import verifiers.v1 as vf
 
-    assert drugprot.__all__ == ["DrugprotTaskset", "DrugprotEnv", "load_environment"]
+    import drugprot
+    from drugprot.harness import DrugprotHarness
+    from drugprot.legacy import load_environment
+    from drugprot.taskset import DrugprotEnv, DrugprotTaskset
+
+    exported = {name: getattr(drugprot, name) for name in drugprot.__all__}
+    assert exported == {
+        "DrugprotTaskset": DrugprotTaskset,
+        "DrugprotEnv": DrugprotEnv,
+        "DrugprotHarness": DrugprotHarness,
+        "load_environment": load_environment,
+    }
+    tasksets = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Taskset)]
+    harnesses = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Harness)]
+    assert (tasksets, harnesses) == ([DrugprotTaskset], [DrugprotHarness])
 
 
 def test_knobs_match_the_v1_config() -> None:
@@ -220,6 +239,62 @@ def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
     }  # fmt: skip
     agent = config["env"]["agent"]
     assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
+README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
+README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
+PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
+
+
+def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
+    block = README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
+    assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
+    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
+
+
+def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
+    """The README's first command resolves to Prime Inference's defaults and drugprot's pinned seat (0.3.x's v1
+    CLI is ``eval``), with no ``$PRIME_API_KEY`` needed to resolve it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "PRIME_API_KEY"}
+    argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
+    limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
+    taskset = config["env"]["taskset"]
+    assert (limit, taskset["split"], taskset["data_path"], taskset["num_tasks"]) == (100, "validation", None, None)
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+@legacy_only
+def test_readme_legacy_command_resolves_the_alias_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's 0.3.x command, parsed and resolved by the legacy ``vf-eval``'s own ``main`` from the repository
+    root, reaches ``arcee/trinity-mini`` on Prime Inference through ``configs/endpoints.toml``; only the final
+    ``run_evaluations`` is replaced by a recorder, so no request is made."""
+    import verifiers.legacy.scripts.eval as legacy_eval
+
+    recorded: list[Any] = []
+
+    async def record(run_config: Any, **_: Any) -> None:
+        recorded.append(run_config)
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("PRIME_API_KEY", raising=False)
+    monkeypatch.setattr(legacy_eval, "run_evaluations", record)
+    legacy_eval.main([*shlex.split(README_LEGACY_COMMAND)[1:], "--disable-tui"])
+    (run_config,) = recorded
+    (config,) = run_config.evals
+    client = config.client_config
+    assert (config.model, client.api_base_url, client.api_key_var) == PRIME_INFERENCE
+    assert (config.env_id, config.endpoint_id, config.env_args) == ("drugprot", "trinity-mini", {})
+    assert (config.num_examples, config.rollouts_per_example, config.save_results) == (100, 1, True)
 
 
 # ----------------------------------------------------------------------------------------------- legacy

@@ -100,7 +100,7 @@ def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str]) -
         ("gold answer", 1.0, 1.0),
         ("wrong answer", 0.0, 1.0),
         ("no boxed answer", 0.0, 0.0),
-        ("gold, no reasoning", 1.0, 0.0),
+        ("gold, two boxes", 1.0, 0.0),
     ]
     for reply in replies:  # drugprot's own scorer agrees (inline reasoning, as a model without a parser)
         score = score_reply(reply.text, None, labels)

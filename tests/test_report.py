@@ -956,7 +956,12 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
     (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + "{trunc", encoding="utf-8")
     (run_dir / "metadata.json").write_text(
         json.dumps(
-            {"env_id": "drugprot", "model": "m", "num_examples": 5, "env_args": {"split": "train", "negatives": 0}}
+            {
+                "env_id": "drugprot",
+                "model": "m",
+                "num_examples": 5,
+                "env_args": {"split": "train", "negatives": 0, "data_label": "lab set A"},
+            }
         )
     )
     run = report.load_run(tmp_path / "outputs")  # found below the given directory
@@ -966,6 +971,8 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
     got = report.summarize(run)
     assert (got["n_tasks"], got["n_rollouts"], got["accuracy"]) == (1, 2, 0.5)
     assert (got["run"]["model"], got["run"]["split"], got["run"]["limit"]) == ("m", "train", None)
+    assert got["run"]["data_label"] == "lab set A"  # the data_label knob names the data in the report
+    assert "  model m | data lab set A | negatives 0 | limit ?" in report.format_report(got).splitlines()
 
 
 def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -294,6 +294,7 @@ def load_environment(
     mark_entities: bool = True,
     negatives: Negatives = 0,
     mode: Mode = "pair",
+    data_label: str | None = None,
 ) -> Any:
     """The DrugProt legacy ``vf.SingleTurnEnv`` (verifiers 0.3.x): ``vf-eval drugprot -a '{...}'``.
 
@@ -309,6 +310,7 @@ def load_environment(
         mark_entities: tag the pair's two mentions in the text.
         negatives: NO-RELATION candidates: 0, k per gold pair, or ``"all"``.
         mode: ``"pair"`` (one task per chemical-gene pair) or ``"extraction"`` (one task per abstract).
+        data_label: how ``drugprot report`` names the data (kept in the run's ``env_args``); selects nothing.
 
     Raises:
         LegacyVerifiersUnavailable: verifiers >= 0.4 (no legacy stack); the message gives the v1 command.
@@ -327,6 +329,7 @@ def load_environment(
         "mark_entities": mark_entities,
         "negatives": negatives,
         "mode": mode,
+        "data_label": data_label,
     }
     defaults = inspect.signature(load_environment).parameters
     vf = _legacy_verifiers({k: v for k, v in given.items() if v != defaults[k].default})

@@ -158,6 +158,8 @@ class RunConfig:
     model: str | None = None
     split: str | None = None
     data_path: str | None = None
+    data_label: str | None = None
+    """How the run names its data (the ``data_label`` knob, e.g. the demo's bundled synthetic sample)."""
     negatives: str | None = None
     """``"0"``, ``"k"`` or ``"all"``."""
     limit: str | None = None
@@ -709,6 +711,7 @@ def _v1_config(run_dir: Path) -> RunConfig:
         model=_config_text(config.get("model")),
         split=_config_text(taskset.get("split")),
         data_path=_config_text(taskset.get("data_path")),
+        data_label=_config_text(taskset.get("data_label")),
         negatives=_negatives(taskset.get("negatives", 0)),
         limit=", ".join(limits),
     )
@@ -725,6 +728,7 @@ def _legacy_config(run_dir: Path) -> RunConfig:
         model=_config_text(meta.get("model")),
         split=_config_text(args.get("split", "validation")),
         data_path=_config_text(args.get("data_path")),
+        data_label=_config_text(args.get("data_label")),
         negatives=_negatives(args.get("negatives", 0)),
         # The legacy metadata records how many examples ran, not whether -n cut the split short.
         limit=f"num_tasks={num_tasks}" if isinstance(num_tasks, int) and not isinstance(num_tasks, bool) else None,
@@ -959,9 +963,10 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]
         )
     elif negatives == "all" and not config.limit:
         comparable = True
+        named = config.data_label or config.data_path
         data = (
-            f"every task of {config.data_path} (a whole split only if that file is one)"
-            if config.data_path
+            f"every task of {named} (a whole split only if that data is one)"
+            if named
             else f"the whole {config.split or '?'} split"
         )
         verdict = (
@@ -1033,6 +1038,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
             "model": run.config.model,
             "split": run.config.split,
             "data_path": run.config.data_path,
+            "data_label": run.config.data_label,
             "limit": run.config.limit,
         },
         "setting": setting_of(rollouts, run.config),
@@ -1206,13 +1212,18 @@ def format_failure(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def data_name(run: Mapping[str, Any]) -> str:
+    """How a report names a run's data (``report["run"]``): its ``data_label``, else its data path, else its split."""
+    named = run["data_label"] or run["data_path"]
+    return f"data {named}" if named else f"split {run['split'] or '?'}"
+
+
 def _header(report: Mapping[str, Any]) -> list[str]:
     run, k = report["run"], report["rollouts_per_task"]
     per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
-    data = f"data {run['data_path']}" if run["data_path"] else f"split {run['split'] or '?'}"
     facts = [
         f"model {run['model'] or '?'}",
-        data,
+        data_name(run),
         f"negatives {report['setting']['negatives'] or '?'}",
         f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}",
     ]
@@ -1379,7 +1390,7 @@ def format_comparison(
     for col, report in zip(cols, reports, strict=True):
         run = report["run"]
         out.append(
-            f"  {col} {run['name']} ({run['model'] or '?'}, split {run['split'] or '?'}, negatives "
+            f"  {col} {run['name']} ({run['model'] or '?'}, {data_name(run)}, negatives "
             f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}"
         )
         lines = report["lines"]
@@ -1664,7 +1675,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
     )
     parser.add_argument(
         "--bootstrap",
-        type=_resamples,
+        type=resamples_arg,
         default=DEFAULT_RESAMPLES,
         metavar="N",
         help=f"resamples of the tasks for the {LEVEL:.0%}% intervals and the paired comparison "
@@ -1705,7 +1716,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
     )
 
 
-def _resamples(text: str) -> int:
+def resamples_arg(text: str) -> int:
     """``--bootstrap``'s value: a whole number >= 0."""
     try:
         value = int(text)
@@ -1820,6 +1831,7 @@ __all__ = [
     "Run",
     "RunConfig",
     "Skip",
+    "data_name",
     "decode_json",
     "errored_summary",
     "export_gold",
@@ -1846,6 +1858,7 @@ __all__ = [
     "compare_runs",
     "format_paired",
     "read_line",
+    "resamples_arg",
     "run_documents",
     "same_tasks",
     "task_counts",

@@ -141,6 +141,9 @@ class DrugprotConfig(vf.TasksetConfig):
     """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
     mode: Mode = "pair"
     """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract, all its relations."""
+    data_label: str | None = None
+    """How reports name the data (``drugprot demo``: the bundled synthetic sample); unset: the data path or split.
+    Recorded in the run's config; selects nothing."""
 
     @pydantic.model_validator(mode="after")
     def _check_knobs_and_data(self) -> Self:
