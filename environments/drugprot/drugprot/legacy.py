@@ -35,11 +35,13 @@ from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from drugprot import extraction
 from drugprot.errors import DrugprotError
+from drugprot.extraction import ExtractionGold, ExtractionQuestion, Mode
 from drugprot.parsing import parse_reply
 from drugprot.prompts import system_prompt
 from drugprot.questions import Question, TaskOptions, load_questions, validate_source
-from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, Weights
+from drugprot.scoring import DEFAULT_WEIGHTS, EXTRACTION_SCORES, INFO_KEY, SCORES, ExtractionScore, Score, Weights
 from drugprot.tasks import Negatives
 from drugprot.versions import VERSIONS_KEY
 from drugprot.versions import record as versions_record
@@ -70,9 +72,19 @@ class LegacyVerifiersUnavailable(DrugprotError, ImportError):
 # ------------------------------------------------------------------------------------------------ rows
 
 
-def dataset_row(question: Question) -> dict[str, Any]:
+def dataset_row(question: Question | ExtractionQuestion) -> dict[str, Any]:
     """One legacy dataset row: the chat prompt (system + user, as the v1 taskset sends it), the gold
-    letters as ``answer`` (comma-separated for a multi-label pair) and the gold record as ``info``."""
+    letters as ``answer`` (comma-separated for a multi-label pair) and the gold record as ``info``.
+    Extraction mode: ``answer`` is the gold answer block, ``info.extraction`` the gold record."""
+    if isinstance(question, ExtractionQuestion):
+        return {
+            "prompt": [
+                {"role": "system", "content": question.system_prompt},
+                {"role": "user", "content": question.prompt},
+            ],
+            "answer": extraction.answer_block(sorted(question.gold.relations)),
+            "info": {"key": question.key, "pmid": question.pmid, "extraction": question.gold.as_record()},
+        }
     return {
         "prompt": [
             {"role": "system", "content": question.system_prompt},
@@ -137,18 +149,31 @@ def last_reply(completion: Any) -> tuple[str | None, str | None]:
     return _text(_field(messages[-1], "content")), reasoning if isinstance(reasoning, str) else None
 
 
-def _score(completion: Any, info: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None) -> Score:
-    """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``."""
+def _score(
+    completion: Any, info: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None
+) -> Score | ExtractionScore:
+    """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``
+    (without ``versions``, a record already there is kept: the parser's format function scores without them)."""
     info = info if info is not None else {}
     content, reasoning = last_reply(completion)
-    score = SCORES.score(  # accuracy, format and answered of one rollout share one parse
-        content,
-        reasoning,
-        list(info.get("labels") or []),
-        with_no_relation=bool(info.get("with_no_relation", False)),
-    )
+    if info.get("extraction") is not None:
+        score: Score | ExtractionScore = EXTRACTION_SCORES.score(
+            content, reasoning, ExtractionGold.from_record(info["extraction"])
+        )
+    else:
+        score = SCORES.score(  # accuracy, format and answered of one rollout share one parse
+            content,
+            reasoning,
+            list(info.get("labels") or []),
+            with_no_relation=bool(info.get("with_no_relation", False)),
+        )
     if isinstance(info, dict):
-        info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: None if versions is None else dict(versions)}
+        previous = info.get(INFO_KEY)
+        if versions is not None:
+            kept = dict(versions)
+        else:
+            kept = previous.get(VERSIONS_KEY) if isinstance(previous, Mapping) else None
+        info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: kept}
     return score
 
 
@@ -160,27 +185,41 @@ def _parser_class() -> type:
     class DrugprotParser(vf.Parser):
         """The core's think/boxed parsing, seeing ``reasoning_content`` as well as ``content``.
 
-        ``parse``/``parse_answer`` return the option letter, or None for a reply without a valid one.
+        ``parse``/``parse_answer`` return the option letter, or None for a reply without a valid one. In
+        extraction mode they return the answer block's well-formed lines as ``T3 | T7 | INHIBITOR`` lines
+        (``none`` for the empty answer), or None without a block; the ids are checked only against a row's
+        gold (``info``), which the format function uses when it is given one.
         """
 
-        def __init__(self, with_no_relation: bool = False) -> None:
+        def __init__(self, with_no_relation: bool = False, mode: Mode = "pair") -> None:
             super().__init__()
             self.with_no_relation = with_no_relation
+            self.mode = mode
 
         def reply(self, completion: Any) -> tuple[str | None, str | None]:
             """``(content, reasoning_content)`` of the last assistant message."""
             return last_reply(completion)
 
-        def parse(self, text: str) -> str | None:
-            return parse_reply(text, None, with_no_relation=self.with_no_relation).letter
-
-        def parse_answer(self, completion: Any) -> str | None:
-            content, reasoning = self.reply(completion)
+        def _read(self, content: str | None, reasoning: str | None) -> str | None:
+            if self.mode == "extraction":
+                lines = extraction.parse_extraction(content, reasoning).lines
+                return None if lines is None else "\n".join(" | ".join(t) for t in lines) or extraction.NONE_ANSWER
             return parse_reply(content, reasoning, with_no_relation=self.with_no_relation).letter
 
+        def parse(self, text: str) -> str | None:
+            return self._read(text, None)
+
+        def parse_answer(self, completion: Any) -> str | None:
+            return self._read(*self.reply(completion))
+
         def get_format_reward_func(self) -> Callable[..., float]:
-            def format_reward_func(completion: Any, **kwargs: Any) -> float:
+            def format_reward_func(completion: Any, info: dict[str, Any] | None = None, **kwargs: Any) -> float:
                 content, reasoning = self.reply(completion)
+                if self.mode == "extraction":
+                    if info is not None and info.get("extraction") is not None:
+                        return _score(completion, info).format
+                    parsed = extraction.parse_extraction(content, reasoning)
+                    return float(extraction.format_reason(parsed, None) is None)
                 return float(parse_reply(content, reasoning, with_no_relation=self.with_no_relation).format_ok)
 
             return format_reward_func
@@ -201,8 +240,8 @@ def _reward_functions(
         return _score(completion, info, versions).format
 
     def answered(completion: Any, info: dict[str, Any]) -> float:
-        """1 when the reply gave a valid option letter (a diagnostic, weight 0)."""
-        return float(_score(completion, info, versions).letter is not None)
+        """1 when the reply gave a valid option letter, or a relations block (a diagnostic, weight 0)."""
+        return float(_score(completion, info, versions).answered)
 
     return accuracy, format, answered
 
@@ -272,6 +311,7 @@ def load_environment(
     format_weight: float = DEFAULT_WEIGHTS.format,
     mark_entities: bool = True,
     negatives: Negatives = 0,
+    mode: Mode = "pair",
     data_label: str | None = None,
 ) -> Any:
     """The DrugProt legacy ``vf.SingleTurnEnv`` (verifiers 0.3.x): ``vf-eval drugprot -a '{...}'``.
@@ -289,6 +329,7 @@ def load_environment(
         format_weight: weight of the ``format`` reward.
         mark_entities: tag the pair's two mentions in the text.
         negatives: NO-RELATION candidates: 0, k per gold pair, or ``"all"``.
+        mode: ``"pair"`` (one task per chemical-gene pair) or ``"extraction"`` (one task per abstract).
         data_label: how ``drugprot report`` names the data (kept in the run's ``env_args``); selects nothing.
 
     Raises:
@@ -308,6 +349,7 @@ def load_environment(
         "format_weight": format_weight,
         "mark_entities": mark_entities,
         "negatives": negatives,
+        "mode": mode,
         "data_label": data_label,
     }
     defaults = inspect.signature(load_environment).parameters
@@ -325,15 +367,17 @@ def load_environment(
             mark_entities=mark_entities,
             accuracy_weight=accuracy_weight,
             format_weight=format_weight,
+            mode=mode,
         )
 
     eval_options, train_options = options(split), options(train_split)
     validate_source(eval_options, path_hint=DATA_PATH_HINT)
-    parser = _parser_class()(with_no_relation=eval_options.with_no_relation)
+    parser = _parser_class()(with_no_relation=eval_options.with_no_relation, mode=eval_options.mode)
+    extracting = eval_options.mode == "extraction"
     return vf.SingleTurnEnv(
         dataset=_builder(train_options),
         eval_dataset=_builder(eval_options),
-        system_prompt=system_prompt(eval_options.with_no_relation),
+        system_prompt=extraction.system_prompt() if extracting else system_prompt(eval_options.with_no_relation),
         parser=parser,
         rubric=make_rubric(parser, eval_options.weights, versions_record(data_path, revision)),
     )

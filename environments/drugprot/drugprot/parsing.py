@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from drugprot.labels import by_letter, options
 
@@ -204,6 +205,44 @@ def answer_letter(answer: str, *, with_no_relation: bool = False) -> tuple[str |
     return None, UNKNOWN_ANSWER
 
 
+class AnswerRegion(NamedTuple):
+    """Where a reply's answer may be: the text after its completed reasoning block (see the module rule).
+
+    ``invalid_reason`` is ``EMPTY`` or ``REASONING_INCOMPLETE`` when there is no such text (``text`` is then
+    ``""``); otherwise None, and ``last_close`` is the index in ``text`` of its last ``</think>`` (-1 if none:
+    an answer must come after it) and ``stray_tag`` tells whether a ``<think>``/``</think>`` follows the block.
+    """
+
+    text: str
+    invalid_reason: str | None
+    has_reasoning: bool
+    last_close: int
+    stray_tag: bool
+
+
+def answer_region(content: str | None, reasoning: str | None = None) -> AnswerRegion:
+    """The answer region of a reply, by the completed-reasoning rule; shared by every answer format.
+
+    Never raises on string input; linear in the input's length.
+    """
+    content = content or ""
+    if has_text(reasoning or ""):  # the server cut the reply at the end of its reasoning
+        region = content
+    else:  # the reasoning ends at the first </think>, after a <think> before it (where the servers split)
+        close = content.find(THINK_CLOSE)
+        if close == -1:
+            return AnswerRegion("", REASONING_INCOMPLETE if has_text(content) else EMPTY, False, -1, False)
+        opening = content.find(THINK_OPEN, 0, close)
+        start = opening + len(THINK_OPEN) if opening != -1 else 0
+        region = content[close + len(THINK_CLOSE) :]
+        if not has_text(content[start:close]):
+            return AnswerRegion("", REASONING_INCOMPLETE if has_text(region) else EMPTY, False, -1, False)
+    last_open, last_close = region.rfind(THINK_OPEN), region.rfind(THINK_CLOSE)
+    if last_open > last_close or not has_text(region):  # thinking again, or nothing after the reasoning
+        return AnswerRegion("", REASONING_INCOMPLETE, True, -1, False)
+    return AnswerRegion(region, None, True, last_close, last_open != -1 or last_close != -1)
+
+
 def parse_reply(content: str | None, reasoning: str | None = None, *, with_no_relation: bool = False) -> ParsedReply:
     """Parse one reply.
 
@@ -215,25 +254,13 @@ def parse_reply(content: str | None, reasoning: str | None = None, *, with_no_re
     Returns:
         A ``ParsedReply``; never raises on any string input, in time linear in the input's length.
     """
-    content = content or ""
-    if has_text(reasoning or ""):  # the server cut the reply at the end of its reasoning
-        region = content
-    else:  # the reasoning ends at the first </think>, after a <think> before it (where the servers split)
-        close = content.find(THINK_CLOSE)
-        if close == -1:
-            return ParsedReply(None, REASONING_INCOMPLETE if has_text(content) else EMPTY, False, 0)
-        opening = content.find(THINK_OPEN, 0, close)
-        start = opening + len(THINK_OPEN) if opening != -1 else 0
-        region = content[close + len(THINK_CLOSE) :]
-        if not has_text(content[start:close]):
-            return ParsedReply(None, REASONING_INCOMPLETE if has_text(region) else EMPTY, False, 0)
-    last_open, last_close = region.rfind(THINK_OPEN), region.rfind(THINK_CLOSE)
-    if last_open > last_close or not has_text(region):  # thinking again, or nothing after the reasoning
-        return ParsedReply(None, REASONING_INCOMPLETE, True, 0)
-    stray = last_open != -1 or last_close != -1
+    found = answer_region(content, reasoning)
+    if found.invalid_reason is not None:
+        return ParsedReply(None, found.invalid_reason, found.has_reasoning, 0)
+    region, stray = found.text, found.stray_tag
     boxes = region.count(BOX)
     box = region.rfind(BOX)
-    if box == -1 or box < last_close:  # no box, or the last one is inside a later think block
+    if box == -1 or box < found.last_close:  # no box, or the last one is inside a later think block
         return ParsedReply(None, NO_BOX, True, boxes, stray)
     start = box + len(BOX)
     end = _closing_brace(region, start)

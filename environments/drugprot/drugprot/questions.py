@@ -18,10 +18,12 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from drugprot._gc import gc_paused
 from drugprot.data import SPLITS, LoadStats, hub_source, load_documents, source_files
 from drugprot.errors import DrugprotConfigError, DrugprotDataError
+from drugprot.extraction import MODES, ExtractionQuestion, Mode, extraction_questions
 from drugprot.labels import letter_of
 from drugprot.prompts import system_prompt, user_prompt
 from drugprot.scoring import Weights
@@ -45,8 +47,12 @@ class TaskOptions:
     negatives: Negatives = 0
     mark_entities: bool = True
     weights: Weights = field(default_factory=Weights)
+    mode: Mode = "pair"
+    """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract (``drugprot.extraction``)."""
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise DrugprotConfigError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}", knob="mode")
         if self.split not in SPLITS:
             raise DrugprotConfigError(
                 f"unknown split {self.split!r}; expected one of {', '.join(SPLITS)}", knob="split"
@@ -83,6 +89,17 @@ class TaskOptions:
             if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
                 raise DrugprotConfigError(f"{knob} must be a finite number, got {value!r}", knob=knob)
         object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
+        if self.mode == "extraction" and self.negatives != 0:
+            raise DrugprotConfigError(
+                "negatives is a pair-mode knob: extraction mode asks for every relation of an abstract, so every "
+                f"same-sentence pair is already a candidate; leave negatives at 0 (got {self.negatives!r})",
+                knob="negatives",
+            )
+        if self.mode == "extraction" and not self.mark_entities:
+            raise DrugprotConfigError(
+                "extraction mode needs mark_entities=true: the answer cites the marked mention ids",
+                knob="mark_entities",
+            )
 
     @property
     def with_no_relation(self) -> bool:
@@ -107,6 +124,7 @@ class TaskOptions:
         mark_entities: bool,
         accuracy_weight: float,
         format_weight: float,
+        mode: Mode = "pair",
     ) -> TaskOptions:
         """Options from the flat knobs both adapters expose (v1 ``DrugprotConfig``, v0 ``load_environment``).
 
@@ -123,6 +141,7 @@ class TaskOptions:
             negatives=negatives,
             mark_entities=mark_entities,
             weights=Weights(accuracy=accuracy_weight, format=format_weight),
+            mode=mode,
         )
 
 
@@ -168,7 +187,10 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def select_tasks(tasks: list[PairTask], options: TaskOptions) -> list[PairTask]:
+_T = TypeVar("_T")
+
+
+def select_tasks(tasks: list[_T], options: TaskOptions) -> list[_T]:
     """Apply the deterministic shuffle (seeded) and the ``num_tasks`` limit.
 
     Raises:
@@ -191,7 +213,7 @@ def select_tasks(tasks: list[PairTask], options: TaskOptions) -> list[PairTask]:
 
 # Questions built by ``validate_source``: (options, file fingerprints) -> (questions, load stats). At most one
 # entry; ``load_questions`` takes it out.
-_prepared: dict[tuple[object, ...], tuple[list[Question], LoadStats]] = {}
+_prepared: dict[tuple[object, ...], tuple[list[Question] | list[ExtractionQuestion], LoadStats]] = {}
 
 
 def _fingerprint(options: TaskOptions, data_path: str) -> tuple[object, ...]:
@@ -203,10 +225,14 @@ def _fingerprint(options: TaskOptions, data_path: str) -> tuple[object, ...]:
     return (options, tuple(files))
 
 
-def _build_questions(options: TaskOptions, path_hint: str, stats: LoadStats) -> list[Question]:
+def _build_questions(
+    options: TaskOptions, path_hint: str, stats: LoadStats
+) -> list[Question] | list[ExtractionQuestion]:
     documents = load_documents(
         options.split, options.data_path, stats=stats, path_hint=path_hint, revision=options.revision
     )
+    if options.mode == "extraction":
+        return select_tasks(extraction_questions(documents, source=options.source), options)
     tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
     with_nr = options.with_no_relation
     with gc_paused():  # see drugprot._gc (not around load_documents: the hub download stays collected)
@@ -237,8 +263,8 @@ def validate_source(options: TaskOptions, *, path_hint: str = "data_path={path}"
 
 def load_questions(
     options: TaskOptions, *, path_hint: str = "data_path={path}", stats: LoadStats | None = None
-) -> list[Question]:
-    """Load the split named by ``options`` and return its questions.
+) -> list[Question] | list[ExtractionQuestion]:
+    """Load the split named by ``options`` and return its questions (``ExtractionQuestion`` in extraction mode).
 
     ``path_hint`` is how the caller's user sets ``data_path`` (``{path}`` stands for the file), quoted
     in the hub error.

@@ -4,6 +4,10 @@ This is the one place rewards are computed; the verifiers v1 taskset and the v0 
 ``score_reply`` (through ``SCORES``, so the signals of one rollout share one parse) and read the weights
 from ``Weights``. The reply rules, and why an answer counts only after completed reasoning, are in
 ``drugprot.parsing``.
+
+Extraction mode (one task per abstract, ``drugprot.extraction``) is scored here too: ``score_extraction``
+(through ``EXTRACTION_SCORES``) gives the per-document F1 over (chemical, gene, type) triples and the same
+format term, with the same ``Weights``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from drugprot.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
 from drugprot.labels import by_letter
+from drugprot.metrics import prf
 from drugprot.parsing import ParsedReply, parse_reply
 
 SCORER_VERSION = "2"
@@ -53,6 +59,11 @@ class Score:
     """The predicted official name (``NO-RELATION`` for N), None when invalid."""
     invalid_reason: str | None
     format_reason: str | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the reply gave a valid option letter."""
+        return self.letter is not None
 
     def reward(self, weights: Weights | None = None) -> float:
         weights = weights or DEFAULT_WEIGHTS
@@ -166,3 +177,135 @@ class ScoreCache:
 
 SCORES = ScoreCache()
 """The process-wide cache both adapters score through."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Extraction mode (``mode="extraction"``, one task per abstract; see ``drugprot.extraction``)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionScore:
+    """A scored extraction reply: the two reward terms, per-document counts and the rejected lines.
+
+    ``accuracy`` is the document's F1 over (chemical, gene, type) triples with the official matching:
+    ``2TP / (2TP + FP + FN)``; 1 when the gold and the answer are both empty; 0 without an answer, and 0 when
+    the gold is empty and the answer claims any relation (even one that names no mention of the abstract).
+    """
+
+    accuracy: float
+    format: float
+    relations: tuple[tuple[str, str, str], ...]
+    """The predicted triples that were scored, in answer order (None-free, distinct)."""
+    tp: int
+    fp: int
+    fn: int
+    malformed: int
+    unknown_id: int
+    wrong_type: int
+    duplicate: int
+    invalid_reason: str | None
+    format_reason: str | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether a relations block was read (``none`` included)."""
+        return self.invalid_reason is None
+
+    def reward(self, weights: Weights | None = None) -> float:
+        weights = weights or DEFAULT_WEIGHTS
+        return self.accuracy * weights.accuracy + self.format * weights.format
+
+    def as_info(self) -> dict[str, object]:
+        """JSON-ready record of the prediction, stored under ``INFO_KEY`` for ``drugprot report``."""
+        return {
+            "mode": "extraction",
+            "relations": [list(t) for t in self.relations],
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "malformed": self.malformed,
+            "unknown_id": self.unknown_id,
+            "wrong_entity_type": self.wrong_type,
+            "duplicate": self.duplicate,
+            "invalid_reason": self.invalid_reason,
+            "format_reason": self.format_reason,
+        }
+
+
+def score_extraction_parsed(parsed: ParsedExtraction, gold: ExtractionGold) -> ExtractionScore:
+    """Score an already-parsed extraction reply against one abstract's gold."""
+    if parsed.lines is None:
+        return ExtractionScore(0.0, 0.0, (), 0, 0, len(gold.relations), 0, 0, 0, 0, parsed.invalid_reason,
+                               format_reason(parsed, None))  # fmt: skip
+    resolved = resolve(parsed.lines, gold)
+    tp = sum(1 for triple in resolved.relations if triple in gold.relations)
+    fp, fn = len(resolved.relations) - tp, len(gold.relations) - tp
+    # Empty gold: 1 only for an answer that claims nothing (``none``, or no line); otherwise the official F1.
+    accuracy = float(parsed.relation_lines == 0) if not gold.relations else prf(tp, fp, fn)[2]
+    reason = format_reason(parsed, resolved)
+    return ExtractionScore(
+        accuracy=accuracy,
+        format=1.0 if reason is None else 0.0,
+        relations=resolved.relations,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        malformed=parsed.malformed,
+        unknown_id=resolved.unknown_id,
+        wrong_type=resolved.wrong_type,
+        duplicate=resolved.duplicate,
+        invalid_reason=None,
+        format_reason=reason,
+    )
+
+
+def score_extraction(content: str | None, reasoning: str | None, gold: ExtractionGold) -> ExtractionScore:
+    """Parse and score one extraction reply. Never raises: an unexpected failure is a zero score with its reason."""
+    try:
+        return score_extraction_parsed(parse_extraction(content, reasoning), gold)
+    except Exception as exc:  # a scorer bug must not lose the rollout: record it instead
+        reason = f"{SCORING_ERROR}: {type(exc).__name__}: {exc}"
+        return ExtractionScore(0.0, 0.0, (), 0, 0, 0, 0, 0, 0, 0, reason, SCORING_ERROR)
+
+
+class ExtractionScoreCache:
+    """``score_extraction`` memoised on a digest of the reply and the gold (see ``ScoreCache``)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        if size < 1:
+            raise ValueError(f"ExtractionScoreCache size must be at least 1, got {size}")
+        self.size = size
+        self._entries: OrderedDict[bytes, ExtractionScore] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def score(self, content: str | None, reasoning: str | None, gold: ExtractionGold) -> ExtractionScore:
+        try:
+            digest = hashlib.blake2b(digest_size=16)
+            _frame(digest, content)
+            _frame(digest, reasoning)
+            for part in (sorted(gold.chemicals), sorted(gold.genes), ["\t".join(t) for t in sorted(gold.relations)]):
+                digest.update(b"\x02")
+                for item in part:
+                    _frame(digest, item)
+            key = digest.digest()
+        except (AttributeError, TypeError):  # not text: no cache, and score_extraction records why it scores 0
+            return score_extraction(content, reasoning, gold)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        score = score_extraction(content, reasoning, gold)
+        with self._lock:
+            self._entries[key] = score
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return score
+
+
+EXTRACTION_SCORES = ExtractionScoreCache()
+"""The process-wide extraction cache both adapters score through."""

@@ -15,9 +15,19 @@ import verifiers.v1 as vf
 
 from drugprot._gc import gc_paused
 from drugprot.errors import DrugprotError
+from drugprot.extraction import ExtractionGold, ExtractionQuestion, Mode, answer_block
 from drugprot.harness import HARNESS_ID
 from drugprot.questions import Question, TaskOptions, load_questions, validate_source
-from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, score_reply
+from drugprot.scoring import (
+    DEFAULT_WEIGHTS,
+    EXTRACTION_SCORES,
+    INFO_KEY,
+    SCORES,
+    ExtractionScore,
+    Score,
+    score_extraction,
+    score_reply,
+)
 from drugprot.tasks import Negatives
 from drugprot.versions import VERSIONS_KEY
 from drugprot.versions import record as versions_record
@@ -28,32 +38,45 @@ class DrugprotData(vf.TaskData):
 
     pmid: str
     """PubMed id of the abstract."""
-    arg1: str
-    """Entity id of the chemical mention (the official TSV's ``Arg1:T#``)."""
-    arg2: str
-    """Entity id of the gene/protein mention (``Arg2:T#``)."""
-    labels: list[str]
-    """Official names of every gold relation type of the pair (``NO-RELATION`` for a negative)."""
-    chemical: str
-    """Surface text of the chemical mention."""
-    gene: str
-    """Surface text of the gene mention."""
+    arg1: str = ""
+    """Entity id of the chemical mention (the official TSV's ``Arg1:T#``); pair mode only."""
+    arg2: str = ""
+    """Entity id of the gene/protein mention (``Arg2:T#``); pair mode only."""
+    labels: list[str] = []
+    """Official names of every gold relation type of the pair (``NO-RELATION`` for a negative); pair mode only."""
+    chemical: str = ""
+    """Surface text of the chemical mention; pair mode only."""
+    gene: str = ""
+    """Surface text of the gene mention; pair mode only."""
     with_no_relation: bool = False
     """Whether ``N. NO-RELATION`` is an option."""
     versions: Any = None
     """What made the task (``drugprot.versions.record``, a JSON object; None for a task built by hand), copied into
     every rollout's info. Typed ``Any`` so that pydantic keeps the one record all tasks of a load share instead of
     copying it per task."""
+    extraction: dict[str, list[Any]] | None = None
+    """Extraction mode only: the abstract's gold, ``ExtractionGold.as_record()`` (chemical ids, gene ids,
+    gold triples); None in pair mode. One data class for both modes: verifiers rebuilds every task of a
+    taskset from its one data type."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
     @property
     def key(self) -> str:
+        if self.data.extraction is not None:
+            return self.data.pmid
         return f"{self.data.pmid}:{self.data.arg1}:{self.data.arg2}"
 
-    def _score(self, trace: vf.Trace) -> Score:
+    def _score(self, trace: vf.Trace) -> Score | ExtractionScore:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
+        if self.data.extraction is not None:
+            gold = ExtractionGold.from_record(self.data.extraction)
+            extracted = EXTRACTION_SCORES.score(
+                message.content if message else None, message.reasoning_content if message else None, gold
+            )
+            trace.info[INFO_KEY] = extracted.as_info() | {VERSIONS_KEY: self.data.versions}
+            return extracted
         score = SCORES.score(  # the accuracy, format and answered signals of one trace share one parse
             message.content if message else None,
             message.reasoning_content if message else None,
@@ -77,13 +100,17 @@ class DrugprotTask(vf.Task[DrugprotData]):
 
     @vf.metric
     async def answered(self, trace: vf.Trace) -> float:
-        """1 when the reply gave a valid option letter."""
-        return float(self._score(trace).letter is not None)
+        """1 when the reply gave a valid option letter (extraction mode: a relations block)."""
+        return float(self._score(trace).answered)
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
         """Model-free gold check: a perfect reply naming the first gold letter scores full marks."""
         from drugprot.labels import letter_of
 
+        if self.data.extraction is not None:
+            gold = ExtractionGold.from_record(self.data.extraction)
+            found = score_extraction(f"<think>gold</think>{answer_block(sorted(gold.relations))}", None, gold)
+            return found.accuracy == 1.0 and found.format == 1.0
         reply = f"<think>gold</think>\\boxed{{{letter_of(self.data.labels[0])}}}"
         score = score_reply(reply, None, self.data.labels, with_no_relation=self.data.with_no_relation)
         return score.accuracy == 1.0 and score.format == 1.0
@@ -120,6 +147,8 @@ class DrugprotConfig(vf.TasksetConfig):
     """Mark the pair's two mentions in the text with <chemical>/<gene> tags."""
     negatives: Negatives = 0
     """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
+    mode: Mode = "pair"
+    """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract, all its relations."""
     data_label: str | None = None
     """How reports name the data (``drugprot demo``: the bundled synthetic sample); unset: the data path or split.
     Recorded in the run's config; selects nothing."""
@@ -146,10 +175,20 @@ class DrugprotConfig(vf.TasksetConfig):
             mark_entities=self.mark_entities,
             accuracy_weight=self.accuracy_weight,
             format_weight=self.format_weight,
+            mode=self.mode,
         )
 
 
-def task_data(question: Question, versions: dict[str, Any] | None = None) -> DrugprotData:
+def task_data(question: Question | ExtractionQuestion, versions: dict[str, Any] | None = None) -> DrugprotData:
+    if isinstance(question, ExtractionQuestion):
+        return DrugprotData(
+            name=question.key,
+            prompt=question.prompt,
+            system_prompt=question.system_prompt,
+            pmid=question.pmid,
+            extraction=question.gold.as_record(),
+            versions=versions,
+        )
     return DrugprotData(
         name=question.key,
         prompt=question.prompt,
