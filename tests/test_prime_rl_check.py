@@ -136,7 +136,8 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
 
 
 def test_byte_tokenizer_is_one_token_per_byte_with_a_chat_template(tmp_path: Path) -> None:
-    from transformers import AutoTokenizer
+    # transformers is in the locked workspace env (the 0.4.0 stage runs this); the 0.3.1 venv does not install it
+    AutoTokenizer = pytest.importorskip("transformers", reason="the 0.3.1 test venv has no transformers").AutoTokenizer
 
     check.save_byte_tokenizer(tmp_path)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
