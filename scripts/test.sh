@@ -19,7 +19,7 @@ stage_v04() {
 stage_v03() {
     [ -x .venv-v03/bin/python ] || uv venv --quiet .venv-v03 || return
     uv pip install --quiet -p .venv-v03 -e 'environments/drugprot[report]' 'verifiers==0.3.1' \
-        'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' 'renderers>=0.1.12' || return
+        'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' 'renderers>=0.1.12' 'scipy>=1.15' || return
     .venv-v03/bin/python -m pytest --ignore=tests/adapters -o cache_dir=.pytest_cache/v03 "$@"
 }
 

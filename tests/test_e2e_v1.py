@@ -9,6 +9,8 @@ default) and verifiers' ``null`` chat program.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -16,12 +18,13 @@ from typing import Any
 
 import pytest
 
+from drugprot.errors import DrugprotDataError
 from drugprot.harness import HARNESS_ID, NULL_HARNESS_ID
-from drugprot.questions import TaskOptions, load_questions
+from drugprot.questions import TaskOptions, load_questions, validate_source
 from drugprot.serve import OpenAIServer, Reply, ResponderError
 
 from .conftest import FIXTURE_JSONL, FixtureRun
-from .e2e import read_episodes, run_vf_eval, trace_results, verifiers_version
+from .e2e import read_episodes, run_vf_eval, script_path, trace_results, v1_cli_name, verifiers_version
 
 HARNESSES = (HARNESS_ID, NULL_HARNESS_ID)
 FIXTURE_ARGS = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train"]
@@ -197,3 +200,29 @@ def test_faults_retries_and_timeouts(harness: str, questions: list[Any], tmp_pat
             assert [(e["type"], e["message"]) for e in timed_out["errors"]] == [
                 ("HarnessError", f"agent timeout: rollout exceeded its {ROLLOUT_TIMEOUT_S}s budget")
             ]
+
+
+def box_lines(stderr: str) -> list[str]:
+    """The text rows of the config-error box that pydantic_config prints (frame and padding removed)."""
+    rows = [line for line in stderr.splitlines() if line.startswith("│") and line.endswith("│")]
+    return [row[1:-1].strip() for row in rows]
+
+
+def test_vf_eval_wrong_data_path_fails_with_our_message(tmp_path: Path) -> None:
+    """A wrong ``--env.taskset.data-path`` is a config error: exit 1 before any rollout, our message printed last."""
+    missing = tmp_path / "data" / "validation.parquet"
+    with pytest.raises(DrugprotDataError) as expected:
+        validate_source(TaskOptions(data_path=str(missing)))
+    out = tmp_path / "outputs"
+    argv = [str(script_path(v1_cli_name())), "drugprot", "-m", "trinity-mini", "-n", "1", "-o", str(out)]
+    argv += ["--no-push", "--no-rich", "--env.taskset.data-path", str(missing)]
+    if verifiers_version() < (0, 4):
+        argv.append("--no-serve")
+    env = {**os.environ, "COLUMNS": "2000", "NO_COLOR": "1"}  # one unwrapped row per message line
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.stdout == ""
+    assert proc.stderr.rstrip().splitlines()[-1].startswith("╰")  # the box closes the output
+    assert box_lines(proc.stderr)[-2:] == ["--env.taskset", f"Value error, {expected.value}"]
+    assert "Traceback" not in proc.stderr
+    assert not list(out.glob("**/traces.jsonl"))  # no run was started

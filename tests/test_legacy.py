@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from drugprot import labels, legacy, prompts
-from drugprot.errors import DrugprotError, DrugprotHubError
+from drugprot.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
 from drugprot.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from drugprot.questions import TaskOptions, load_questions
 
@@ -246,7 +246,8 @@ def test_env_shape(env: Any) -> None:
 
 @legacy_only
 def test_datasets_are_built_lazily() -> None:
-    """Building the env reads no data: ``vf-eval`` builds only the eval split, when the run starts."""
+    """Building the env builds no dataset (the eval split's questions are validated and kept for its builder):
+    ``vf-eval`` builds only the eval split, when the run starts."""
     fresh = load_environment(split="train", data_path=str(FIXTURE_JSONL))
     assert (fresh.dataset, fresh.eval_dataset) == (None, None)
     fresh.get_eval_dataset()
@@ -344,16 +345,33 @@ def test_offline_without_data_path_names_the_env_arg(monkeypatch: pytest.MonkeyP
     env = load_environment()
     with pytest.raises(DrugprotHubError) as err:
         env.get_eval_dataset()
-    assert DATA_PATH_HINT == """-a '{"data_path": "..."}'"""
-    assert DATA_PATH_HINT in str(err.value)
+    assert DATA_PATH_HINT == """-a '{"data_path": "{path}"}'"""
+    assert """pass the file: -a '{"data_path": "drugprot-parquet/data/validation.parquet"}'""" in str(err.value)
 
 
 @legacy_only
 def test_bad_knobs_fail_at_load() -> None:
-    with pytest.raises(ValueError, match="negatives must be"):
+    with pytest.raises(DrugprotConfigError, match="negatives must be") as err:
         load_environment(negatives="some")
+    assert isinstance(err.value, ValueError) and err.value.knob == "negatives"
+    with pytest.raises(DrugprotConfigError, match="num_tasks must be a positive integer") as err:
+        load_environment(data_path=str(FIXTURE_JSONL), num_tasks=0)
+    with pytest.raises(DrugprotConfigError, match="unknown split 'dev'"):
+        load_environment(data_path=str(FIXTURE_JSONL), train_split="dev")
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_examples'"):
         load_environment(num_examples=5)  # type: ignore[call-arg]
+
+
+@legacy_only
+def test_bad_data_fails_at_load(tmp_path: Path) -> None:
+    """The eval split's data is validated by ``load_environment`` itself, before ``vf-eval`` starts a rollout."""
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(DrugprotDataError, match=f"^no such file or directory: {missing}"):
+        load_environment(data_path=str(missing))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(DrugprotDataError, match="^no abstract: the source is empty"):
+        load_environment(split="train", data_path=str(empty))
 
 
 @legacy_only
@@ -520,3 +538,26 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
         assert row["info"][legacy.INFO_KEY] == record
         assert row.get("error") is None
     assert set(seen.values()) == {2} and len(seen) == 27
+
+
+@legacy_only
+def test_legacy_vf_eval_wrong_data_path_fails_with_our_message(tmp_path: Path) -> None:
+    """The legacy ``vf-eval`` with a wrong ``data_path``: exit 1 before any rollout, our message on the last line
+    (verifiers wraps every ``load_environment`` error in ``RuntimeError: Failed to load environment ...``)."""
+    import os
+
+    from .e2e import script_path
+
+    missing = tmp_path / "data" / "validation.parquet"
+    with pytest.raises(DrugprotDataError) as expected:
+        load_environment(data_path=str(missing))
+    out = tmp_path / "outputs"
+    argv = [str(script_path("vf-eval")), "drugprot", "-m", "trinity-mini", "-b", "http://127.0.0.1:9/v1"]
+    argv += ["-k", "DRUGPROT_E2E_API_KEY", "-n", "1", "-s", "-d", "--disable-env-server", "-o", str(out)]
+    argv += ["-a", json.dumps({"data_path": str(missing)})]
+    env = {**os.environ, "DRUGPROT_E2E_API_KEY": "sk-test"}
+    proc = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.rstrip().splitlines()[-1]
+    assert last == f"RuntimeError: Failed to load environment 'drugprot': {expected.value}"
+    assert not list(out.glob("**/results.jsonl"))

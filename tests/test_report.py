@@ -1073,3 +1073,157 @@ def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
     assert first_error.startswith("  first error: ProviderError: ")
     assert "invalid or missing API key" in first_error  # the server's own message, relayed
     assert not (tmp_path / "pred.tsv").exists()
+
+
+# ------------------------------------------------------------------------------- intervals and paired comparison
+
+
+def test_task_counts_resample_whole_tasks_and_sum_to_the_pooled_counts(tmp_path: Path) -> None:
+    run = report.load_run(rollouts_run(tmp_path))
+    keys, counts = report.task_counts(run.rollouts)
+    assert keys == [(PMID, "T1", "T2"), (PMID, "T3", "T2"), (PMID, "T4", "T5")]
+    # rollouts and right rollouts per task: a 2 of 3, b 1 of 3, c 2 of 3 (both of its types are gold).
+    assert counts[:, :2].tolist() == [[3, 2], [3, 1], [3, 2]]
+    total = counts.sum(axis=0)
+    got = report.summarize(run)
+    assert (total[2:15].sum(), total[15:28].sum(), total[28:41].sum()) == (5, 3, 7)
+    assert got["micro_counts"] == {"tp": 5, "fp": 3, "fn": 7}
+
+
+def test_the_report_shows_95_percent_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = multilabel_run(tmp_path)
+    assert cli_main(["report", "--json", "--bootstrap", "500", "--seed", "3", str(run_dir)]) == 0
+    intervals = json.loads(capsys.readouterr().out)["intervals"]
+    assert {k: intervals[k] for k in ("level", "tasks", "resamples", "seed")} == {
+        "level": 0.95,
+        "tasks": 7,
+        "resamples": 500,
+        "seed": 3,
+    }
+    assert intervals["method"] == "percentile bootstrap over tasks"
+    # The estimates are the report's own figures; 4/11 micro-F1 and 3/7 accuracy (see the multilabel test).
+    assert close(intervals["micro_f1"]["estimate"], Fraction(4, 11))
+    assert close(intervals["accuracy"]["estimate"], Fraction(3, 7))
+    for name in ("accuracy", "micro_f1", "macro_f1"):
+        assert 0.0 <= intervals[name]["low"] <= intervals[name]["estimate"] <= intervals[name]["high"] <= 1.0
+    expected = report.summarize(report.load_run(run_dir), resamples=500, seed=3)["intervals"]
+    assert intervals == expected  # the seed fixes them
+
+    assert cli_main(["report", "--bootstrap", "500", "--seed", "3", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    acc, micro = intervals["accuracy"], intervals["micro_f1"]
+    assert f"  mean over rollouts         0.429  [{acc['low']:.3f}, {acc['high']:.3f}]" in out
+    assert f"micro, rollouts pooled      0.500  0.286  0.364      2      2      5  [{micro['low']:.3f}, " in out
+    assert "95% percentile bootstrap over tasks (all rollouts of a task together), 500 resamples of the 7 tasks" in out
+
+
+def test_bootstrap_zero_disables_the_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["report", "--json", "--bootstrap", "0", str(multilabel_run(tmp_path))]) == 0
+    assert json.loads(capsys.readouterr().out)["intervals"] is None
+    assert cli_main(["report", "--bootstrap", "0", str(multilabel_run(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    metrics = out.split("Accuracy")[1].split("Per class")[0]
+    assert "95%" not in out and "[" not in metrics and "mean over rollouts         0.429\n" in metrics
+
+
+@pytest.mark.parametrize("value", ["-1", "many", "1.5"])
+def test_a_bad_bootstrap_count_is_a_usage_error(tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["report", "--bootstrap", value, str(multilabel_run(tmp_path))])
+    assert exc.value.code == 2
+    assert "expected a whole number of resamples >= 0" in capsys.readouterr().err
+
+
+def test_one_task_has_no_interval_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = write_run(tmp_path / "one", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))])
+    assert cli_main(["report", str(run_dir)]) == 0
+    assert "no 95% intervals: a bootstrap over tasks needs at least 2 tasks; this run has 1" in capsys.readouterr().out
+
+
+def second_run(tmp_path: Path) -> Path:
+    """``rollouts_run``'s three tasks again, other answers: the majority answer is right on a and b, wrong on c."""
+    a, b, c = (
+        ("T1", "T2", ["INHIBITOR"]),
+        ("T3", "T2", ["SUBSTRATE"]),
+        ("T4", "T5", ["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"]),
+    )
+    return write_run(
+        tmp_path / "second",
+        [
+            episode(trace(*c, "ACTIVATOR")),
+            episode(trace(*b, "SUBSTRATE")),
+            episode(trace(*a, "INHIBITOR")),
+            episode(trace(*c, "ACTIVATOR")),
+            episode(trace(*b, "SUBSTRATE")),
+            episode(trace(*a, "AGONIST")),
+            episode(trace(*c, "INDIRECT-UPREGULATOR")),
+            episode(trace(*b, "SUBSTRATE")),
+            episode(trace(*a, "INHIBITOR")),
+        ],
+    )
+
+
+def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = rollouts_run(tmp_path), second_run(tmp_path)
+    assert cli_main(["report", "--json", "--bootstrap", "400", str(first), str(second)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    [comparison] = payload["comparisons"]
+    assert (comparison["paired"], comparison["tasks"]) == (True, 3)
+    # Majority answers: first run a E (right), b E (wrong: tie E/K goes to E), c A (right);
+    # second run a E (right), b K (right), c D (wrong). So b flipped to right, c to wrong.
+    assert comparison["flips"] == {"first_only": 1, "second_only": 1, "both": 1, "neither": 0, "mcnemar_p": 1.0}
+    delta = comparison["intervals"]
+    # accuracy 5/9 -> 6/9 (a 2, b 3, c 1 of 3); micro-F1 (pooled): first TP 5, FP 3, FN 7 -> 10/20; second
+    # TP 6, FP 3, FN 6 -> 12/21.
+    assert close(delta["accuracy"]["estimate"], Fraction(6, 9) - Fraction(5, 9))
+    assert close(delta["micro_f1"]["estimate"], Fraction(12, 21) - Fraction(10, 20))
+    assert delta["tasks"] == 3 and delta["resamples"] == 400
+    for name in ("accuracy", "micro_f1", "macro_f1"):
+        assert delta[name]["low"] <= delta[name]["estimate"] <= delta[name]["high"]
+    runs = report.load_run(first), report.load_run(second)
+    assert report.compare_runs(*runs, resamples=400, seed=0) == comparison
+
+    assert cli_main(["report", "--bootstrap", "400", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "Paired comparison [2] - [1] over the same 3 tasks (matched by task key)" in out
+    acc = delta["accuracy"]
+    assert f"  delta accuracy              +0.111  [{acc['low']:+.3f}, {acc['high']:+.3f}]" in out
+    assert "tasks by majority answer: right in [1] only 1, right in [2] only 1, both 1, neither 0" in out
+    assert "different tasks" not in out
+
+
+def test_runs_over_different_tasks_get_no_paired_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = multilabel_run(tmp_path), rollouts_run(tmp_path)
+    assert cli_main(["report", "--json", str(first), str(second)]) == 0
+    assert json.loads(capsys.readouterr().out)["comparisons"] == [
+        {"paired": False, "reason": "the runs cover different tasks (7 and 3; 3 shared)"}
+    ]
+    assert cli_main(["report", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "the runs cover different tasks (7, 3; 3 shared): compare with care" in out
+    assert "Paired comparison [2] - [1]: none, the runs cover different tasks (7 and 3; 3 shared)" in out
+    assert "delta" not in out
+
+
+def test_the_same_pairs_in_another_setting_are_not_paired(tmp_path: Path) -> None:
+    positive = write_run(tmp_path / "positive", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))] * 2)
+    negatives = write_run(
+        tmp_path / "negatives",
+        [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", with_nr=True))] * 2,
+        negatives="all",
+    )
+    comparison = report.compare_runs(report.load_run(positive), report.load_run(negatives), resamples=10, seed=0)
+    assert comparison == {
+        "paired": False,
+        "reason": "1 shared tasks differ in gold labels or in offering NO-RELATION (different settings)",
+    }
+
+
+@pytest.mark.parametrize("command", ["report", "baseline"])
+def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
+    assert ("--seed S, --bootstrap-seed S" if command == "report" else "--bootstrap-seed S") in out

@@ -14,11 +14,16 @@ entity or pointing the wrong way (arg1 must be the chemical, arg2 the gene), and
 text or not matching the entity's text raise ``DrugprotDataError`` naming the source, pmid and field.
 One documented leniency: an exact duplicate of a relation already listed for the same pair is dropped
 and counted in ``LoadStats.duplicate_relations`` (the official scorer de-duplicates them too).
+
+Reading is as strict: files are UTF-8 (a leading byte-order mark is accepted), and anything that cannot
+be read -- an undecodable byte, truncated or too deeply nested JSON, a corrupt parquet file, an empty
+file, an empty pmid or entity id -- is a ``DrugprotDataError`` naming the file and line (or row) and
+saying how to fix it. ``source_files`` and ``check_hub_offline`` are the checks that need neither the
+network nor a full read.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import socket
@@ -27,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+from urllib.request import getproxies_environment, proxy_bypass_environment
 
 from drugprot._gc import gc_paused
-from drugprot.errors import DrugprotDataError, DrugprotHubError
+from drugprot.errors import DrugprotConfigError, DrugprotDataError, DrugprotHubError
 from drugprot.labels import RELATION_NAMES
 from drugprot.schema import CHEMICAL_TYPES, ENTITY_TYPES, GENE_TYPES, Document, Entity, Relation
 
@@ -38,7 +44,14 @@ SPLITS = ("train", "validation")
 # Official file prefixes of each split in the BioCreative VII release.
 TSV_SPLIT_PREFIXES = {"train": ("training", "train"), "validation": ("development", "dev", "validation")}
 _RELATION_TYPES = frozenset(RELATION_NAMES)
-_HUB_TIMEOUT_S = 5.0
+HUB_FILES = {"train": "data/train.parquet", "validation": "data/validation.parquet"}
+"""The parquet file of each split in the hub dataset's repository."""
+HUB_DOWNLOAD_DIR = "drugprot-parquet"
+"""Where the hub error message tells the user to download the split (``hf download --local-dir``)."""
+_HUB_TIMEOUT_S = 1.5  # a TCP connect to the hub takes well under a second; fail fast when it does not
+_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+_BOM = b"\xef\xbb\xbf"
+_SUFFIXES = (".parquet", ".jsonl", ".json")
 # ``NamedTuple._make`` is ``tuple.__new__`` (C); calling the class goes through a generated Python __new__.
 _make_entity, _make_relation = Entity._make, Relation._make
 
@@ -60,7 +73,7 @@ def load_documents(
     data_path: str | os.PathLike[str] | None = None,
     *,
     stats: LoadStats | None = None,
-    path_hint: str = "data_path",
+    path_hint: str = "data_path={path}",
 ) -> list[Document]:
     """Load and validate one split.
 
@@ -69,37 +82,129 @@ def load_documents(
             split); for a TSV directory it picks the ``training``/``development`` files.
         data_path: a local file or TSV directory; ``None`` loads ``OpenMed/drugprot-parquet`` from the hub.
         stats: filled with counts, when given.
-        path_hint: how the caller's user sets ``data_path`` (e.g. ``--env.taskset.data-path``), quoted in
-            the error raised when the hub is unreachable.
+        path_hint: how the caller's user sets ``data_path`` (e.g. ``--env.taskset.data-path {path}``, where
+            ``{path}`` stands for the file), quoted in the error raised when the hub cannot be used.
 
     Raises:
-        DrugprotDataError: bad split, missing file, or a row that breaks the schema (names file/pmid/field).
-        DrugprotHubError: ``data_path`` is unset and the hub cannot be reached.
+        DrugprotConfigError: an unknown split.
+        DrugprotDataError: a missing, unreadable or empty source, or a row that breaks the schema (names
+            file, line or row, pmid and field).
+        DrugprotHubError: ``data_path`` is unset and the hub cannot be reached (or is offline, uncached).
     """
     if split not in SPLITS:
-        raise DrugprotDataError(
-            f"unknown split {split!r}; expected one of {', '.join(SPLITS)}", field="split"
-        )
+        raise DrugprotConfigError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}", knob="split")
     stats = stats if stats is not None else LoadStats()
     if data_path is None:
         rows, source = _hub_rows(split, path_hint), f"hub:{HUB_DATASET}[{split}]"
         return _documents(rows, source, stats)
+    files = source_files(split, data_path)
+    if len(files) == 3:
+        return _tsv_documents(files, stats)
+    return _documents(_file_rows(files[0]), str(files[0]), stats)
+
+
+def source_files(split: str, data_path: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """The files ``load_documents(split, data_path)`` reads: one data file, or a split's three TSV files.
+
+    Checks what needs no read: the path exists, a file has a supported suffix, a directory holds a
+    complete set of official TSV files for ``split``.
+
+    Raises:
+        DrugprotDataError: naming the path and what is missing or wrong.
+    """
     path = Path(data_path).expanduser()
     if path.is_dir():
-        return _tsv_documents(path, split, stats)
+        return _tsv_file_set(path, split)
     if not path.is_file():
-        raise DrugprotDataError(f"no such file or directory: {path}", source=str(path), field="data_path")
-    return _documents(_file_rows(path), str(path), stats)
+        raise DrugprotDataError(
+            f"no such file or directory: {path}; pass a .parquet, .jsonl or .json file or a directory of the "
+            "official BioCreative VII TSV files",
+            source=str(path),
+            field="data_path",
+        )
+    if path.suffix.lower() not in _SUFFIXES:
+        raise DrugprotDataError(
+            f"unsupported file type {path.suffix.lower()!r}; expected .parquet, .jsonl, .json or a TSV directory",
+            source=str(path),
+            field="data_path",
+        )
+    return (path,)
 
 
 # ---------------------------------------------------------------------------------------------- sources
 
 
-def _hub_reachable(endpoint: str) -> bool:
+def hub_help(split: str, path_hint: str = "data_path={path}") -> str:
+    """How to load ``split`` without the hub: the ``hf`` command that downloads its file, and how to pass it.
+
+    ``path_hint`` is how the caller's user sets ``data_path``; ``{path}`` in it stands for the file
+    (without it, the file is appended).
+    """
+    local = f"{HUB_DOWNLOAD_DIR}/{HUB_FILES[split]}"
+    use = path_hint.replace("{path}", local) if "{path}" in path_hint else f"{path_hint} {local}"
+    return (
+        f"Download the split once with `hf download {HUB_DATASET} {HUB_FILES[split]} --repo-type dataset "
+        f"--local-dir {HUB_DOWNLOAD_DIR}` (the hf command of huggingface_hub) and pass the file: {use} "
+        "(a directory of the official BioCreative VII TSV files works the same way)."
+    )
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _hub_offline() -> bool:
+    return any(_env_flag(name) for name in _OFFLINE_VARS)
+
+
+def _hub_cache_dirs() -> tuple[Path, Path]:
+    """Where ``huggingface_hub`` and ``datasets`` keep this dataset (their own rules, read at call time)."""
+    home = Path(
+        os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache") / "huggingface"
+    ).expanduser()
+    hub = Path(os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE") or home / "hub").expanduser()
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or home / "datasets").expanduser()
+    owner, name = HUB_DATASET.split("/")
+    return hub / f"datasets--{owner}--{name}" / "snapshots", datasets_cache / f"{owner}___{name}"
+
+
+def _hub_cached() -> bool:
+    return any(path.is_dir() and any(path.iterdir()) for path in _hub_cache_dirs())
+
+
+def check_hub_offline(split: str, path_hint: str = "data_path={path}") -> None:
+    """Fail now if the hub is switched off (``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE``) and nothing is cached.
+
+    Opens no socket and imports nothing heavy: the loader runs it before it probes the network or imports
+    ``datasets``.
+
+    Raises:
+        DrugprotHubError: with the download command and the file to pass instead.
+    """
+    if _hub_offline() and not _hub_cached():
+        offline = "/".join(name for name in _OFFLINE_VARS if _env_flag(name))
+        raise DrugprotHubError(
+            f"cannot load {HUB_DATASET!r} ({split}): {offline} is set and no copy is cached "
+            f"({' or '.join(str(p.parent if p.name == 'snapshots' else p) for p in _hub_cache_dirs())}). "
+            + hub_help(split, path_hint)
+        )
+
+
+def _probe_target(endpoint: str) -> tuple[str, int]:
+    """The host and port a hub request connects to first: the proxy the environment sets for the endpoint's
+    scheme (unless ``NO_PROXY`` exempts its host), else the endpoint itself."""
     parsed = urlparse(endpoint)
-    host, port = parsed.hostname or endpoint, parsed.port or (443 if parsed.scheme != "http" else 80)
+    proxies = getproxies_environment()
+    proxy = None
+    if not (parsed.hostname and proxy_bypass_environment(parsed.hostname, proxies)):
+        proxy = proxies.get(parsed.scheme) or proxies.get("all")
+    target = urlparse(proxy if "://" in proxy else f"http://{proxy}") if proxy else parsed
+    return target.hostname or endpoint, target.port or (443 if target.scheme == "https" else 80)
+
+
+def _hub_reachable(endpoint: str) -> bool:
     try:
-        socket.create_connection((host, port), timeout=_HUB_TIMEOUT_S).close()
+        socket.create_connection(_probe_target(endpoint), timeout=_HUB_TIMEOUT_S).close()
     except OSError:
         return False
     return True
@@ -107,41 +212,90 @@ def _hub_reachable(endpoint: str) -> bool:
 
 def _hub_rows(split: str, path_hint: str) -> Iterable[Mapping[str, Any]]:
     """Rows of the hub dataset; fails within seconds (not after datasets' retries) when offline."""
-    help_text = (
-        f"could not load {HUB_DATASET!r} ({split}) from the Hugging Face hub. Download it once "
-        f"(huggingface-cli download --repo-type dataset {HUB_DATASET}) and pass the parquet file with "
-        f"{path_hint}, or pass a directory of the official BioCreative VII TSV files the same way."
-    )
-    offline = any(
-        os.environ.get(v, "").lower() in ("1", "true", "yes")
-        for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-    )
+    check_hub_offline(split, path_hint)
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    if not offline and not _hub_reachable(endpoint):
-        raise DrugprotHubError(f"{help_text} ({endpoint} is unreachable)")
+    if not _hub_offline() and not _hub_reachable(endpoint):
+        raise DrugprotHubError(
+            f"cannot load {HUB_DATASET!r} ({split}): the Hugging Face hub at {endpoint} is unreachable. "
+            + hub_help(split, path_hint)
+        )
     import datasets  # heavy: imported only when the hub is actually used
 
     try:
         return datasets.load_dataset(HUB_DATASET, split=split)
     except Exception as exc:  # datasets raises many unrelated types for "not available"
-        raise DrugprotHubError(f"{help_text} ({type(exc).__name__}: {exc})") from exc
+        raise DrugprotHubError(
+            f"cannot load {HUB_DATASET!r} ({split}) from the Hugging Face hub ({type(exc).__name__}: {exc}). "
+            + hub_help(split, path_hint)
+        ) from exc
+
+
+# ------------------------------------------------------------------------------------------------ files
+
+
+def _read_text(path: Path) -> str:
+    """The whole file as text: UTF-8, with an optional leading byte-order mark.
+
+    Raises:
+        DrugprotDataError: the file cannot be read, or a byte is not UTF-8 (naming the line).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DrugprotDataError(
+            f"cannot read the file: {exc.strerror or exc}", source=str(path), field="data_path"
+        ) from exc
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DrugprotDataError(
+            f"byte 0x{data[exc.start]:02x} at byte {exc.start - line_start + 1} of the line is not UTF-8 "
+            "(the file is in another encoding, e.g. Latin-1, or damaged); convert it to UTF-8",
+            source=f"{path}:{line}",
+        ) from exc
+
+
+def _json_value(text: str, path: Path, line_no: int | None = None) -> Any:
+    """``json.loads`` with every failure as a ``DrugprotDataError`` naming the file and line.
+
+    ``line_no`` is the line of a ``.jsonl`` row; for a whole ``.json`` file the decoder's line is used.
+    """
+    source = f"{path}:{line_no}" if line_no is not None else str(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        where = f"column {exc.colno}" if line_no is not None else f"line {exc.lineno} column {exc.colno}"
+        raise DrugprotDataError(
+            f"invalid JSON at {where}: {exc.msg}" + ("; the text ends early (a truncated file?)" if ends_early else ""),
+            source=source if line_no is not None else f"{path}:{exc.lineno}",
+        ) from exc
+    except RecursionError as exc:
+        raise DrugprotDataError(
+            "JSON nested too deeply to be a DrugProt row (rows nest 3 levels)", source=source
+        ) from exc
+    except ValueError as exc:  # e.g. an integer literal longer than Python's int-conversion limit
+        raise DrugprotDataError(f"invalid JSON: {exc}", source=source) from exc
 
 
 @gc_paused()  # bulk build of acyclic records: see drugprot._gc
 def _file_rows(path: Path) -> Iterable[Mapping[str, Any]]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        import pyarrow.parquet as pq  # installed with datasets
-
-        return pq.read_table(path).to_pylist()
+        return _parquet_rows(path)
     if suffix == ".json":
-        with path.open(encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = _json_value(_read_text(path), path)
         if not isinstance(data, list):
-            raise DrugprotDataError("a .json file must hold a list of rows", source=str(path))
+            raise DrugprotDataError(
+                f"a .json file must hold a list of rows, got {type(data).__name__}", source=str(path)
+            )
         return data
     if suffix == ".jsonl":
-        return list(_jsonl_rows(path))
+        return _jsonl_rows(path)
     raise DrugprotDataError(
         f"unsupported file type {suffix!r}; expected .parquet, .jsonl, .json or a TSV directory",
         source=str(path),
@@ -149,15 +303,25 @@ def _file_rows(path: Path) -> Iterable[Mapping[str, Any]]:
     )
 
 
-def _jsonl_rows(path: Path) -> Iterable[Mapping[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DrugprotDataError(f"invalid JSON: {exc.msg}", source=f"{path}:{line_no}") from exc
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa  # installed with datasets
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DrugprotDataError(
+            f"not a readable parquet file ({reason}); re-download or re-export it", source=str(path)
+        ) from exc
+
+
+def _jsonl_rows(path: Path) -> list[Any]:
+    rows = []
+    for line_no, line in enumerate(_read_text(path).split("\n"), 1):
+        if line.strip():
+            rows.append(_json_value(line, path, line_no))
+    return rows
 
 
 # -------------------------------------------------------------------------------------------- validation
@@ -170,11 +334,11 @@ def _documents(rows: Iterable[Mapping[str, Any]], source: str, stats: LoadStats)
     for index, row in enumerate(rows):
         doc = document_from_row(row, source=f"{source}#row{index}", stats=stats)
         if doc.pmid in seen:
-            raise DrugprotDataError(
-                "duplicate abstract", source=f"{source}#row{index}", pmid=doc.pmid, field="pmid"
-            )
+            raise DrugprotDataError("duplicate abstract", source=f"{source}#row{index}", pmid=doc.pmid, field="pmid")
         seen.add(doc.pmid)
         documents.append(doc)
+    if not documents:
+        raise DrugprotDataError("no abstract: the source is empty; pass a file with at least one row", source=source)
     stats.documents += len(documents)
     return documents
 
@@ -200,9 +364,7 @@ def _require(
     return value
 
 
-def document_from_row(
-    row: Mapping[str, Any], *, source: str = "<row>", stats: LoadStats | None = None
-) -> Document:
+def document_from_row(row: Mapping[str, Any], *, source: str = "<row>", stats: LoadStats | None = None) -> Document:
     """Validate one row of the ``OpenMed/drugprot-parquet`` schema and build its ``Document``.
 
     Raises:
@@ -211,6 +373,8 @@ def document_from_row(
     if type(row) is not dict and not isinstance(row, Mapping):
         raise DrugprotDataError(f"a row must be an object, got {type(row).__name__}", source=source)
     pmid = str(_require(row, "pmid", (str, int), source, None))
+    if not pmid.strip():
+        raise DrugprotDataError("empty pmid; every abstract needs its PubMed id", source=source, field="pmid")
     text = _require(row, "text", str, source, pmid)
     title = row.get("title") or ""
     abstract = row.get("abstract") or ""
@@ -230,6 +394,7 @@ def document_from_row(
                 and type(ent_text) is str
                 and type(start) is int
                 and type(end) is int
+                and ent_id.strip()
                 and ent_type in ENTITY_TYPES
                 and 0 <= start < end <= text_len
                 and text[start:end] == ent_text
@@ -239,9 +404,7 @@ def document_from_row(
                 continue
         where = f"entities[{i}]."
         if not isinstance(raw, Mapping):
-            raise DrugprotDataError(
-                "an entity must be an object", source=source, pmid=pmid, field=f"entities[{i}]"
-            )
+            raise DrugprotDataError("an entity must be an object", source=source, pmid=pmid, field=f"entities[{i}]")
         ent = Entity(
             id=str(_require(raw, "id", str, source, pmid, where)),
             type=_require(raw, "type", str, source, pmid, where),
@@ -249,11 +412,16 @@ def document_from_row(
             start=_require(raw, "start", int, source, pmid, where),
             end=_require(raw, "end", int, source, pmid, where),
         )
+        if not ent.id.strip():
+            raise DrugprotDataError(
+                "empty entity id; every mention needs its id (T1, T2, ...)",
+                source=source,
+                pmid=pmid,
+                field=where + "id",
+            )
         _check_entity(ent, text, source, pmid, where)
         if ent.id in entities:
-            raise DrugprotDataError(
-                f"duplicate entity id {ent.id!r}", source=source, pmid=pmid, field=where + "id"
-            )
+            raise DrugprotDataError(f"duplicate entity id {ent.id!r}", source=source, pmid=pmid, field=where + "id")
         entities[ent.id] = ent
     relations: list[Relation] = []
     seen: set[Relation] = set()
@@ -315,17 +483,14 @@ def _check_entity(ent: Entity, text: str, source: str, pmid: str, where: str) ->
         )
     if text[ent.start : ent.end] != ent.text:
         raise DrugprotDataError(
-            f"text at [{ent.start}, {ent.end}) is {text[ent.start : ent.end]!r}, but entity "
-            f"{ent.id} says {ent.text!r}",
+            f"text at [{ent.start}, {ent.end}) is {text[ent.start : ent.end]!r}, but entity {ent.id} says {ent.text!r}",
             source=source,
             pmid=pmid,
             field=where + "text",
         )
 
 
-def _check_relation(
-    rel: Relation, entities: Mapping[str, Entity], source: str, pmid: str, where: str
-) -> None:
+def _check_relation(rel: Relation, entities: Mapping[str, Entity], source: str, pmid: str, where: str) -> None:
     if rel.type not in _RELATION_TYPES:
         raise DrugprotDataError(
             f"unknown relation type {rel.type!r}; expected one of {', '.join(RELATION_NAMES)}",
@@ -356,9 +521,7 @@ def _check_relation(
 
 def _tsv_file_set(directory: Path, split: str) -> tuple[Path, Path, Path]:
     """The (abstracts, entities, relations) files of ``split`` in ``directory`` or its split subfolder."""
-    candidates = [directory] + [
-        directory / name for name in TSV_SPLIT_PREFIXES[split] if (directory / name).is_dir()
-    ]
+    candidates = [directory] + [directory / name for name in TSV_SPLIT_PREFIXES[split] if (directory / name).is_dir()]
     for folder in reversed(candidates):  # a split subfolder wins over the parent
         abstracts = sorted(folder.glob("*_abstracs.tsv")) + sorted(folder.glob("*_abstracts.tsv"))
         if not abstracts:
@@ -394,20 +557,29 @@ def _tsv_file_set(directory: Path, split: str) -> tuple[Path, Path, Path]:
 
 
 def _tsv_lines(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
-    with path.open(encoding="utf-8", newline="") as fh:
-        for line_no, cells in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
-            if not cells or cells == [""]:
-                continue
-            if len(cells) != columns:
-                raise DrugprotDataError(
-                    f"expected {columns} tab-separated columns, got {len(cells)}", source=f"{path}:{line_no}"
-                )
-            yield line_no, cells
+    """The tab-separated cells of each non-empty line (1-based line numbers), and a non-empty pmid in the first.
+
+    No ``csv`` module: the official files quote nothing, and a field (an abstract) can exceed ``csv``'s
+    128 KiB field limit.
+    """
+    for line_no, line in enumerate(_read_text(path).split("\n"), 1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line:
+            continue
+        cells = line.split("\t")
+        if len(cells) != columns:
+            raise DrugprotDataError(
+                f"expected {columns} tab-separated columns, got {len(cells)}", source=f"{path}:{line_no}"
+            )
+        if not cells[0].strip():
+            raise DrugprotDataError("empty pmid in the first column", source=f"{path}:{line_no}", field="pmid")
+        yield line_no, cells
 
 
 @gc_paused()  # bulk build of acyclic records: see drugprot._gc
-def _tsv_documents(directory: Path, split: str, stats: LoadStats) -> list[Document]:
-    abstracts_path, entities_path, relations_path = _tsv_file_set(directory, split)
+def _tsv_documents(files: tuple[Path, ...], stats: LoadStats) -> list[Document]:
+    abstracts_path, entities_path, relations_path = files
     rows: dict[str, dict[str, Any]] = {}
     for line_no, (pmid, title, abstract) in _tsv_lines(abstracts_path, 3):
         if pmid in rows:
@@ -420,8 +592,14 @@ def _tsv_documents(directory: Path, split: str, stats: LoadStats) -> list[Docume
             "entities": [],
             "relations": [],
         }
+    if not rows:
+        raise DrugprotDataError("no abstract: the abstracts file is empty", source=str(abstracts_path))
     for line_no, (pmid, ent_id, ent_type, start, end, text) in _tsv_lines(entities_path, 6):
         row = _tsv_row(rows, pmid, entities_path, line_no)
+        if not ent_id.strip():
+            raise DrugprotDataError(
+                "empty entity id in the second column", source=f"{entities_path}:{line_no}", pmid=pmid, field="id"
+            )
         try:
             offsets = int(start), int(end)
         except ValueError as exc:
@@ -431,14 +609,12 @@ def _tsv_documents(directory: Path, split: str, stats: LoadStats) -> list[Docume
                 pmid=pmid,
                 field="start",
             ) from exc
-        row["entities"].append(
-            {"id": ent_id, "type": ent_type, "text": text, "start": offsets[0], "end": offsets[1]}
-        )
+        row["entities"].append({"id": ent_id, "type": ent_type, "text": text, "start": offsets[0], "end": offsets[1]})
     for line_no, (pmid, rel_type, arg1, arg2) in _tsv_lines(relations_path, 4):
         row = _tsv_row(rows, pmid, relations_path, line_no)
         args = []
         for value, prefix in ((arg1, "Arg1:"), (arg2, "Arg2:")):
-            if not value.startswith(prefix):
+            if not value.startswith(prefix) or not value[len(prefix) :].strip():
                 raise DrugprotDataError(
                     f"expected {prefix}T<n>, got {value!r}",
                     source=f"{relations_path}:{line_no}",
@@ -447,13 +623,11 @@ def _tsv_documents(directory: Path, split: str, stats: LoadStats) -> list[Docume
                 )
             args.append(value[len(prefix) :])
         row["relations"].append({"type": rel_type, "arg1": args[0], "arg2": args[1]})
-    return _documents(rows.values(), str(directory), stats)
+    return _documents(rows.values(), str(abstracts_path.parent), stats)
 
 
 def _tsv_row(rows: dict[str, dict[str, Any]], pmid: str, path: Path, line_no: int) -> dict[str, Any]:
     row = rows.get(pmid)
     if row is None:
-        raise DrugprotDataError(
-            "pmid has no abstract in the abstracts file", source=f"{path}:{line_no}", pmid=pmid
-        )
+        raise DrugprotDataError("pmid has no abstract in the abstracts file", source=f"{path}:{line_no}", pmid=pmid)
     return row

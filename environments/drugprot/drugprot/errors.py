@@ -1,4 +1,8 @@
-"""Exceptions a user can catch: bad data names the file, row (pmid) and field that is wrong."""
+"""Exceptions a user can catch: bad data names the file, row (pmid) and field that is wrong.
+
+Every class derives from ``DrugprotError`` and from the builtin a caller of an older version caught
+(``ValueError`` for bad knobs and bad data), so ``except ValueError`` keeps working.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,23 @@ class DrugprotError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
-class DrugprotDataError(DrugprotError, ValueError):
-    """Input data that does not follow the DrugProt schema.
+class DrugprotConfigError(DrugprotError, ValueError):
+    """A knob (``split``, ``num_tasks``, ``negatives``, ...) has a value the environment cannot use.
 
     Attributes:
-        source: the file, directory or dataset the row came from.
+        knob: the knob's name, as in ``--env.taskset.<knob>`` and ``load_environment(<knob>=...)``.
+    """
+
+    def __init__(self, message: str, *, knob: str) -> None:
+        self.knob = knob
+        super().__init__(message)
+
+
+class DrugprotDataError(DrugprotError, ValueError):
+    """Input data that does not follow the DrugProt schema, or cannot be read.
+
+    Attributes:
+        source: the file (with ``:line`` or ``#row<i>``), directory or dataset the row came from.
         pmid: the abstract's PubMed id, when known.
         field: the offending field (e.g. ``relations[3].arg2``), when known.
     """
@@ -33,4 +49,4 @@ class DrugprotDataError(DrugprotError, ValueError):
 
 
 class DrugprotHubError(DrugprotError, RuntimeError):
-    """The Hugging Face hub could not be reached to load the dataset."""
+    """The Hugging Face hub could not be reached (or, offline, has no cached copy) to load the dataset."""

@@ -9,6 +9,9 @@ the v1 taskset uses), parsing from ``drugprot.parsing`` and rewards from ``drugp
   ``eval_dataset``). One extra knob, ``train_split``, picks the env's training ``dataset``.
 - Datasets are builders: ``vf-eval`` builds only the eval split, and only when it starts the run. The
   whole split is loaded and then ``vf-eval -n`` selects from it (legacy builders take no size).
+  ``load_environment`` itself validates every knob and the eval split's data (``questions.validate_source``:
+  a local file is read and built now, and the builder reuses the result), so a bad knob or bad data fails
+  the call, before ``vf-eval`` starts any rollout.
 - The parser reads the last assistant message's ``content`` *and* ``reasoning_content`` (the legacy
   OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
 - Rewards ``accuracy`` and ``format`` carry the v1 weights; ``answered`` is a zero-weight metric. The
@@ -34,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 from drugprot.errors import DrugprotError
 from drugprot.parsing import parse_reply
 from drugprot.prompts import system_prompt
-from drugprot.questions import Question, TaskOptions, load_questions
+from drugprot.questions import Question, TaskOptions, load_questions, validate_source
 from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, Weights
-from drugprot.tasks import Negatives, parse_negatives
+from drugprot.tasks import Negatives
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -53,8 +56,8 @@ __all__ = [
 ]
 
 
-DATA_PATH_HINT = """-a '{"data_path": "..."}'"""
-"""How a legacy ``vf-eval`` user passes ``data_path``; quoted in the offline error."""
+DATA_PATH_HINT = """-a '{"data_path": "{path}"}'"""
+"""How a legacy ``vf-eval`` user passes ``data_path`` (``{path}``: the file); quoted in the hub error."""
 
 
 class LegacyVerifiersUnavailable(DrugprotError, ImportError):
@@ -276,7 +279,9 @@ def load_environment(
 
     Raises:
         LegacyVerifiersUnavailable: verifiers >= 0.4 (no legacy stack); the message gives the v1 command.
-        ValueError: a bad ``negatives`` value.
+        DrugprotConfigError: a bad knob (a ``ValueError``; names the knob).
+        DrugprotDataError: the eval split's local data cannot be read, breaks the schema or selects no task.
+        DrugprotHubError: no ``data_path`` while the hub is switched off and nothing is cached.
     """
     given = {
         "split": split,
@@ -291,18 +296,25 @@ def load_environment(
     }
     defaults = inspect.signature(load_environment).parameters
     vf = _legacy_verifiers({k: v for k, v in given.items() if v != defaults[k].default})
-    negatives = parse_negatives(negatives)
+
     def options(for_split: str) -> TaskOptions:
         return TaskOptions.from_knobs(
-            split=for_split, data_path=data_path, num_tasks=num_tasks, shuffle=shuffle, seed=seed,
-            negatives=negatives, mark_entities=mark_entities,
-            accuracy_weight=accuracy_weight, format_weight=format_weight,
+            split=for_split,
+            data_path=data_path,
+            num_tasks=num_tasks,
+            shuffle=shuffle,
+            seed=seed,
+            negatives=negatives,
+            mark_entities=mark_entities,
+            accuracy_weight=accuracy_weight,
+            format_weight=format_weight,
         )
 
-    eval_options = options(split)
+    eval_options, train_options = options(split), options(train_split)
+    validate_source(eval_options, path_hint=DATA_PATH_HINT)
     parser = _parser_class()(with_no_relation=eval_options.with_no_relation)
     return vf.SingleTurnEnv(
-        dataset=_builder(options(train_split)),
+        dataset=_builder(train_options),
         eval_dataset=_builder(eval_options),
         system_prompt=system_prompt(eval_options.with_no_relation),
         parser=parser,

@@ -57,6 +57,17 @@ from drugprot.metrics import (
 )
 from drugprot.schema import Document
 from drugprot.scoring import INFO_KEY, SCORING_ERROR, score_reply
+from drugprot.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    LEVEL,
+    METRICS,
+    Bootstrap,
+    bootstrap_metrics,
+    count_row,
+    flips,
+    paired_bootstrap,
+)
 from drugprot.tasks import parse_negatives
 
 INVALID = "INVALID"
@@ -775,6 +786,103 @@ def majority_scores(rollouts: Sequence[Rollout]) -> Scores:
     return score_relations(*_rows(items))
 
 
+def task_counts(rollouts: Sequence[Rollout]) -> tuple[list[tuple[str, str, str]], Any]:
+    """Each task's key and its ``stats.count_row`` (rollouts, right ones, official TP/FP/FN per type).
+
+    The rows sum to the run's pooled counts: each row is ``pooled_scores`` of the task's rollouts alone.
+    Returns ``(keys, array of shape (tasks, stats.WIDTH))``, tasks in first-seen order.
+    """
+    import numpy as np
+
+    groups = group_by_task(rollouts)
+    rows = [count_row(len(group), sum(r.correct for r in group), pooled_scores(group)) for group in groups.values()]
+    return list(groups), np.array(rows)
+
+
+def _intervals(rollouts: Sequence[Rollout], resamples: int, seed: int) -> dict[str, Any] | None:
+    """The ``intervals`` of ``summarize``: None when disabled; a reason instead of figures when impossible."""
+    if resamples <= 0:
+        return None
+    tasks = len(group_by_task(rollouts))
+    if tasks < 2:
+        return {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; this run has {tasks}"}
+    return _bootstrap_dict(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
+
+
+def _bootstrap_dict(result: Bootstrap) -> dict[str, Any]:
+    return {
+        "level": result.level,
+        "method": f"{result.method} bootstrap over tasks",
+        "unit": "task: all rollouts of a task are resampled together",
+        "tasks": result.tasks,
+        "resamples": result.resamples,
+        "seed": result.seed,
+        **{name: {"estimate": i.estimate, "low": i.low, "high": i.high} for name, i in result.intervals.items()},
+    }
+
+
+def same_tasks(first: Run, second: Run) -> str | None:
+    """None when two runs evaluated the same tasks in the same setting; else why they cannot be paired."""
+
+    def tasks(run: Run) -> dict[tuple[str, str, str], tuple[tuple[str, ...], bool]]:
+        return {r.key: (r.labels, r.with_no_relation) for r in run.rollouts}
+
+    a, b = tasks(first), tasks(second)
+    if a.keys() != b.keys():
+        return f"the runs cover different tasks ({len(a)} and {len(b)}; {len(a.keys() & b.keys())} shared)"
+    if a != b:
+        changed = sum(a[key] != b[key] for key in a)
+        return f"{changed} shared tasks differ in gold labels or in offering NO-RELATION (different settings)"
+    settings = (first.config.negatives, second.config.negatives)
+    if None not in settings and settings[0] != settings[1]:
+        return f"different settings (negatives {settings[0]} and {settings[1]})"
+    return None
+
+
+def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[str, Any]:
+    """The paired comparison of ``second`` against ``first`` (the ``comparisons`` items of ``--json``).
+
+    Only for runs over the same tasks in the same setting (``same_tasks``); otherwise ``paired`` is False and
+    ``reason`` says why. Differences are ``second - first``: the point difference of accuracy, micro-F1 and
+    macro-F1 (rollouts pooled) and, unless ``resamples`` is 0, their paired percentile bootstrap intervals
+    (``stats.paired_bootstrap``, tasks matched by key). ``flips`` compares the runs task by task: a task is
+    right in a run when its majority answer (``majority_label``; with one rollout per task, that rollout's
+    answer) is one of its gold types; ``first_only`` counts the tasks right in ``first`` and wrong in
+    ``second``, ``second_only`` the reverse, with the exact McNemar p-value of those two counts.
+    """
+    reason = same_tasks(first, second)
+    if reason is not None:
+        return {"paired": False, "reason": reason}
+    keys, first_counts = task_counts(first.rollouts)
+    second_keys, second_counts = task_counts(second.rollouts)
+    order = {key: i for i, key in enumerate(second_keys)}
+    second_counts = second_counts[[order[key] for key in keys]]
+    right = [_majority_right(run) for run in (first, second)]
+    result = flips([right[0][key] for key in keys], [right[1][key] for key in keys])
+    out: dict[str, Any] = {
+        "paired": True,
+        "tasks": len(keys),
+        "flips": {
+            "first_only": result.first_only,
+            "second_only": result.second_only,
+            "both": result.both,
+            "neither": result.neither,
+            "mcnemar_p": result.mcnemar_p,
+        },
+        "intervals": None,
+    }
+    if resamples > 0 and len(keys) >= 2:
+        delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
+        out["intervals"] = _bootstrap_dict(delta)
+    elif resamples > 0:
+        out["intervals"] = {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; the runs share {len(keys)}"}
+    return out
+
+
+def _majority_right(run: Run) -> dict[tuple[str, str, str], bool]:
+    return {key: majority_label(group) in group[0].labels for key, group in group_by_task(run.rollouts).items()}
+
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -890,8 +998,12 @@ def _class_dict(scores: Scores) -> dict[str, dict[str, Any]]:
     }
 
 
-def summarize(run: Run) -> dict[str, Any]:
+def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Every number of the report for one run, as a JSON-ready dict (the ``--json`` output).
+
+    ``resamples`` > 0 adds ``intervals``: 95% percentile bootstrap intervals of accuracy, micro-F1 and macro-F1
+    (rollouts pooled) over ``resamples`` resamples of the tasks, seeded by ``seed`` (``stats.bootstrap_metrics``);
+    ``{"unavailable": reason}`` when the run has fewer than 2 tasks; None when ``resamples`` is 0.
 
     Raises:
         ReportError: the run has no rollouts.
@@ -948,6 +1060,7 @@ def summarize(run: Run) -> dict[str, Any]:
             "macro_f1": voted.macro_f1,
             "macro_f1_supported": voted.supported_macro_f1,
         },
+        "intervals": _intervals(rollouts, resamples, seed),
         "per_class": _class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
@@ -1130,33 +1243,39 @@ def format_report(report: Mapping[str, Any]) -> str:
     k = report["rollouts_per_task"]["max"]
     maj = report["majority"]
     out = format_failure(report) + _header(report)
+    intervals = report.get("intervals")
     out += [
         "",
         "Accuracy (a reply is right when it names one of the pair's gold types)",
         *(
-            f"  {name:<27}{_pct(value)}"
-            for name, value in (
-                ("mean over rollouts", report["accuracy"]),
-                (f"mean@{k} (per task)", report["mean_at_k"]),
-                (f"pass@{k}", report["pass_at_k"]),
-                ("majority vote (per task)", report["majority_accuracy"]),
-                ("mean reward", report["mean_reward"]),
+            f"  {name:<27}{_pct(value)}{ci}"
+            for name, value, ci in (
+                ("mean over rollouts", report["accuracy"], _ci(intervals, "accuracy")),
+                (f"mean@{k} (per task)", report["mean_at_k"], ""),
+                (f"pass@{k}", report["pass_at_k"], ""),
+                ("majority vote (per task)", report["majority_accuracy"], ""),
+                ("mean reward", report["mean_reward"], ""),
             )
         ),
         "",
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
-        "                              P      R      F1      TP     FP     FN",
+        "                              P      R      F1      TP     FP     FN"
+        + ("   F1 95% interval" if _has(intervals) else ""),
     ]
-    for name, scores in (("micro, rollouts pooled", report), ("micro, majority per task", maj)):
+    for name, scores, ci in (
+        ("micro, rollouts pooled", report, _ci(intervals, "micro_f1")),
+        ("micro, majority per task", maj, ""),
+    ):
         c = scores["micro_counts"]
         out.append(
             f"  {name:<26}{_pct(scores['micro_precision']):>7}{_pct(scores['micro_recall']):>7}"
-            f"{_pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}"
+            f"{_pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}{ci}"
         )
     supported = sum(1 for c in report["per_class"].values() if c["support"])
     out += [
-        f"  macro-F1 over the 13 types {_pct(report['macro_f1'])}; over the {supported} types with gold support "
-        f"{_pct(report['macro_f1_supported'])}",
+        f"  macro-F1 over the 13 types {_pct(report['macro_f1'])}{_ci(intervals, 'macro_f1')}; over the "
+        f"{supported} types with gold support {_pct(report['macro_f1_supported'])}",
+        *format_intervals_note(intervals),
         "",
         "Per class (rollouts pooled)",
         f"     {'type':<24}{'P':>7}{'R':>7}{'F1':>7}{'support':>9}{'predicted':>11}",
@@ -1179,6 +1298,31 @@ def format_report(report: Mapping[str, Any]) -> str:
     out.append(f"Format ok: {fmt_ok} of {n} ({report['format_rate']:.1%}); not ok: {fmt_reasons}")
     out.append(format_tokens(report["tokens"]))
     return "\n".join(out)
+
+
+def _has(intervals: Mapping[str, Any] | None) -> bool:
+    return intervals is not None and "unavailable" not in intervals
+
+
+def _ci(intervals: Mapping[str, Any] | None, name: str, *, signed: bool = False) -> str:
+    """``  [low, high]`` of one metric's interval, or "" when there is none."""
+    if intervals is None or "unavailable" in intervals:
+        return ""
+    low, high = intervals[name]["low"], intervals[name]["high"]
+    return f"  [{low:+.3f}, {high:+.3f}]" if signed else f"  [{low:.3f}, {high:.3f}]"
+
+
+def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
+    """What the bracketed intervals are (or why there are none); nothing when they were disabled."""
+    if intervals is None:
+        return []
+    if "unavailable" in intervals:
+        return [f"  no 95% intervals: {intervals['unavailable']}"]
+    return [
+        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of a task together), "
+        f"{intervals['resamples']} resamples of the {intervals['tasks']} tasks, seed {intervals['seed']} "
+        "(--bootstrap N, --seed S; --bootstrap 0: none)"
+    ]
 
 
 def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
@@ -1214,11 +1358,15 @@ def format_tokens(tokens: Mapping[str, Any]) -> str:
 
 
 def format_comparison(
-    reports: Sequence[Mapping[str, Any]], task_keys: Sequence[set[tuple[str, str, str]]] | None = None
+    reports: Sequence[Mapping[str, Any]],
+    task_keys: Sequence[set[tuple[str, str, str]]] | None = None,
+    comparisons: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
     """Several runs side by side: headline numbers and per-class F1, one column per run.
 
     ``task_keys`` (each run's task keys) adds a warning when the runs did not evaluate the same tasks.
+    Each run's 95% intervals follow the table; ``comparisons`` (``compare_runs`` of run [1] with each later
+    run, in order) adds the paired comparison of each later run with [1].
     """
     cols = [f"[{i}]" for i in range(1, len(reports) + 1)]
     out = [
@@ -1272,7 +1420,62 @@ def format_comparison(
     width = max(len(name) for name, _ in rows) + 2
     out += ["", " " * (width + 2) + "".join(f"{c:>9}" for c in cols)]
     out += [f"  {name:<{width}}" + "".join(f"{v:>9}" for v in values) for name, values in rows]
+    out += _comparison_intervals(cols, reports)
+    for col, comparison in zip(cols[1:], comparisons or (), strict=False):
+        out += ["", *format_paired(cols[0], col, comparison)]
     return "\n".join(out)
+
+
+def _comparison_intervals(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each run's 95% intervals of accuracy, micro-F1 and macro-F1, one line per run."""
+    out: list[str] = []
+    for col, report in zip(cols, reports, strict=True):
+        intervals = report.get("intervals")
+        if intervals is None:
+            continue
+        if "unavailable" in intervals:
+            out.append(f"  {col} no 95% intervals: {intervals['unavailable']}")
+            continue
+        if not out:
+            out += [
+                "",
+                f"{intervals['level']:.0%} intervals ({intervals['method']}, all rollouts of a task together; "
+                f"{intervals['resamples']} resamples, seed {intervals['seed']})",
+            ]
+        out.append(
+            f"  {col} accuracy {_pct(report['accuracy'])}{_ci(intervals, 'accuracy')}   micro F1 "
+            f"{_pct(report['micro_f1'])}{_ci(intervals, 'micro_f1')}   macro F1 {_pct(report['macro_f1'])}"
+            f"{_ci(intervals, 'macro_f1')}"
+        )
+    return out
+
+
+_DELTA_NAMES = {"accuracy": "accuracy", "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
+
+
+def format_paired(first: str, second: str, comparison: Mapping[str, Any]) -> list[str]:
+    """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines."""
+    if not comparison["paired"]:
+        return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
+    intervals = comparison["intervals"]
+    out = [f"Paired comparison {second} - {first} over the same {comparison['tasks']} tasks (matched by task key)"]
+    if intervals is not None and "unavailable" not in intervals:
+        out += [
+            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']}, both runs on the same "
+            f"resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
+            *(
+                f"  delta {_DELTA_NAMES[name]:<22}{intervals[name]['estimate']:+.3f}{_ci(intervals, name, signed=True)}"
+                for name in METRICS
+            ),
+        ]
+    elif intervals is not None:
+        out.append(f"  no intervals: {intervals['unavailable']}")
+    f = comparison["flips"]
+    out.append(
+        f"  tasks by majority answer: right in {first} only {f['first_only']}, right in {second} only "
+        f"{f['second_only']}, both {f['both']}, neither {f['neither']}; exact McNemar p = {f['mcnemar_p']:.3g}"
+    )
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ plot
@@ -1448,10 +1651,31 @@ def plot_classes(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike[s
 # ------------------------------------------------------------------------------------------------ CLI
 
 
-def add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """The output options shared by ``drugprot report`` and ``drugprot baseline``."""
+def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[str] = ("--bootstrap-seed",)) -> None:
+    """The output options shared by ``drugprot report`` and ``drugprot baseline``.
+
+    ``seed_flags`` names the bootstrap seed option (``drugprot baseline`` has its own ``--seed``).
+    """
     parser.add_argument(
-        "--json", action="store_true", help='print one JSON object (several runs: {"runs": [...]}) instead of text'
+        "--json",
+        action="store_true",
+        help='print one JSON object (several runs: {"runs": [...], "comparisons": [...]}) instead of text',
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=_resamples,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"resamples of the tasks for the {LEVEL:.0%}% intervals and the paired comparison "
+        f"(default {DEFAULT_RESAMPLES}; 0: no intervals)",
+    )
+    parser.add_argument(
+        *seed_flags,
+        dest="bootstrap_seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="S",
+        help=f"seed of the bootstrap (default {DEFAULT_SEED}; the same seed gives the same intervals)",
     )
     parser.add_argument(
         "--plot",
@@ -1480,14 +1704,26 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _resamples(text: str) -> int:
+    """``--bootstrap``'s value: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {text!r}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "runs",
         nargs="+",
         metavar="RUN_DIR",
-        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json)",
+        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json); with several, "
+        "each later run is compared with the first (paired when they cover the same tasks)",
     )
-    add_output_arguments(parser)
+    add_output_arguments(parser, seed_flags=("--seed", "--bootstrap-seed"))
     parser.add_argument(
         "--data-path",
         help="the run's data file or TSV directory, for --export-gold's entities.tsv "
@@ -1517,7 +1753,10 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
     """
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
-    reports = [summarize(run) for run in runs]
+    resamples = getattr(args, "bootstrap", DEFAULT_RESAMPLES)
+    seed = getattr(args, "bootstrap_seed", DEFAULT_SEED)
+    reports = [summarize(run, resamples=resamples, seed=seed) for run in runs]
+    comparisons = [compare_runs(runs[0], other, resamples=resamples, seed=seed) for other in runs[1:]]
     failed = [report for report in reports if report["failed"]]
     refused = bool(failed) and not allow_errors
     written = []
@@ -1545,12 +1784,12 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
         if getattr(args, "plot_classes", None):
             written.append(f"wrote the per-class chart to {args.plot_classes}")
     if args.json:
-        payload: Any = reports[0] if len(reports) == 1 else {"runs": reports}
+        payload: Any = reports[0] if len(reports) == 1 else {"runs": reports, "comparisons": comparisons}
         print(json.dumps(payload, indent=2, allow_nan=False))
     elif len(reports) == 1:
         print(format_report(reports[0]))
     else:
-        print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs]))
+        print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs], comparisons))
     for report in failed:
         errored = report["errored"]
         written.append(
@@ -1603,8 +1842,12 @@ __all__ = [
     "short_name",
     "pooled_scores",
     "prediction_rows",
+    "compare_runs",
+    "format_paired",
     "read_line",
     "run_documents",
+    "same_tasks",
+    "task_counts",
     "setting_of",
     "summarize",
     "validate_record",

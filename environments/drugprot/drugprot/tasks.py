@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from drugprot._gc import gc_paused
+from drugprot.errors import DrugprotConfigError
 from drugprot.labels import NO_RELATION, RELATION_NAMES
 from drugprot.schema import Document, Entity
 
@@ -63,7 +64,7 @@ def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed
         seed: the negative-sampling seed.
 
     Raises:
-        ValueError: ``negatives`` is neither a non-negative integer nor ``"all"``.
+        DrugprotConfigError: ``negatives`` is neither a non-negative integer nor ``"all"``.
     """
     negatives = parse_negatives(negatives)
     documents = list(documents)
@@ -89,16 +90,14 @@ def parse_negatives(value: object) -> Negatives:
     """Normalise the ``negatives`` option (an int, a digit string, or ``"all"``).
 
     Raises:
-        ValueError: anything else, with the accepted forms in the message.
+        DrugprotConfigError: anything else (a ``ValueError``), with the accepted forms in the message.
     """
-    if isinstance(value, bool):
-        raise ValueError(f"negatives must be a non-negative integer or 'all', got {value!r}")
-    if isinstance(value, int) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     if isinstance(value, str):
         text = value.strip().lower()
         if text == "all":
             return "all"
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             return int(text)
-    raise ValueError(f"negatives must be a non-negative integer or 'all', got {value!r}")
+    raise DrugprotConfigError(f"negatives must be a non-negative integer or 'all', got {value!r}", knob="negatives")

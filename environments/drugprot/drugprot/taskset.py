@@ -8,13 +8,15 @@ needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-pr
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
+import pydantic
 import verifiers.v1 as vf
 
 from drugprot._gc import gc_paused
+from drugprot.errors import DrugprotError
 from drugprot.harness import HARNESS_ID
-from drugprot.questions import Question, TaskOptions, load_questions
+from drugprot.questions import Question, TaskOptions, load_questions, validate_source
 from drugprot.scoring import DEFAULT_WEIGHTS, INFO_KEY, SCORES, Score, score_reply
 from drugprot.tasks import Negatives
 
@@ -81,8 +83,16 @@ class DrugprotTask(vf.Task[DrugprotData]):
         return score.accuracy == 1.0 and score.format == 1.0
 
 
+DATA_PATH_HINT = "--env.taskset.data-path {path}"
+"""How a v1 user passes ``data_path``; quoted in the hub error."""
+
+
 class DrugprotConfig(vf.TasksetConfig):
-    """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``)."""
+    """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``).
+
+    Validating the config runs the core checks (``questions.TaskOptions`` and ``questions.validate_source``),
+    so ``vf-eval`` reports a bad knob or bad local data as a config error before it starts a run.
+    """
 
     split: Literal["train", "validation"] = "validation"
     """``train`` (3,500 abstracts) or ``validation`` (750, the official development set)."""
@@ -102,6 +112,16 @@ class DrugprotConfig(vf.TasksetConfig):
     """Mark the pair's two mentions in the text with <chemical>/<gene> tags."""
     negatives: Negatives = 0
     """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
+
+    @pydantic.model_validator(mode="after")
+    def _check_knobs_and_data(self) -> Self:
+        try:
+            validate_source(self.options(), path_hint=DATA_PATH_HINT)
+        except DrugprotError as exc:
+            if isinstance(exc, ValueError):
+                raise
+            raise ValueError(str(exc)) from exc  # pydantic reports only ValueErrors as validation errors
+        return self
 
     def options(self) -> TaskOptions:
         return TaskOptions.from_knobs(
@@ -143,7 +163,7 @@ class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
         return base.model_copy(update={"rewards": weights | dict(base.rewards)})
 
     def load(self) -> list[DrugprotTask]:
-        questions = load_questions(self.config.options(), path_hint="--env.taskset.data-path")
+        questions = load_questions(self.config.options(), path_hint=DATA_PATH_HINT)
         task_config = self.task_config()
         with gc_paused():  # see drugprot._gc
             return [DrugprotTask(task_data(q), task_config) for q in questions]
