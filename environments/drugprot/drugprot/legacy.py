@@ -202,10 +202,15 @@ def _reward_functions() -> tuple[Callable[..., float], Callable[..., float], Cal
 
 
 def make_rubric(parser: Any, weights: Weights = DEFAULT_WEIGHTS) -> Any:
-    """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0."""
+    """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0.
+
+    Each reward function's weight is looked up by its name in ``weights`` (``Weights.of``), as the v1
+    taskset's ``task.rewards`` entries are: one table of weights for both stacks.
+    """
     vf = _legacy_verifiers()
     accuracy, format_, answered = _reward_functions()
-    rubric = vf.Rubric(funcs=[accuracy, format_], weights=[weights.accuracy, weights.format], parser=parser)
+    funcs = [accuracy, format_]
+    rubric = vf.Rubric(funcs=funcs, weights=[weights.of(f.__name__) for f in funcs], parser=parser)
     rubric.add_metric(answered)
     return rubric
 
