@@ -233,9 +233,9 @@ def _v1_cases(replies: Sequence[Reply]) -> tuple[Callable[[], list[Any]], Any]:
     from verifiers.v1.graph import MessageNode
     from verifiers.v1.types import AssistantMessage, UserMessage
 
-    from drugprot.taskset import DrugprotConfig, DrugprotData, DrugprotTask, DrugprotTaskset
+    from drugprot.taskset import DrugprotConfig, DrugprotData, DrugprotTask
 
-    config = DrugprotTaskset(DrugprotConfig(id="drugprot")).task_config()
+    config = DrugprotConfig(id="drugprot").task
     tasks = {}
     for reply in replies:
         key = (reply.gold, reply.with_no_relation)

@@ -173,8 +173,14 @@ def replies_for(gold_letters: list[str], letters: str) -> list[Reply]:
         Reply("gold answer", f"{think}\n\\boxed{{{right}}}", 1.0, 1.0),
         Reply("wrong answer", f"{think}\n\\boxed{{{wrong}}}", 0.0, 1.0),
         Reply("no boxed answer", f"{think}\nThe answer is {right}.", 0.0, 0.0),
-        Reply("gold, two boxes", f"{think}\n\\boxed{{{wrong}}} or \\boxed{{{right}}}", 1.0, 0.0),
+        # no completed reasoning: no answer (drugprot.parsing), so neither reward
+        Reply("gold, no reasoning", f"\\boxed{{{right}}}", 0.0, 0.0),
     ]
+
+
+DEFAULT_TASKSET = ("format_weight=0.2",)
+"""The rollouts' taskset fields unless ``--taskset`` says otherwise: a non-default reward weight (drugprot's
+default is 0.1), set the way a user sets it, so the check sees the env-server score with it."""
 
 
 # -- the token-route model server -------------------------------------------------------------------------
@@ -391,11 +397,14 @@ async def run_groups(
     letters = "".join(label.letter for label in options(data.with_no_relation))
     replies = replies_for([letter_of(label) for label in data.labels], letters)
     script.register(data.prompt_text, replies)
+    # the weights as the orchestrator's own validation of the config resolves them; the env-server must score
+    # with the same ones (it rebuilds each task from the config's task.rewards)
     taskset = source.env.taskset
     weights = {"accuracy": taskset.accuracy_weight, "format": taskset.format_weight}
     print(
         f"task {task.key}: gold {data.labels}; {groups} group(s) of {group_size}, replies {[r.kind for r in replies]}"
     )
+    print(f"reward weights: accuracy {weights['accuracy']}, format {weights['format']}")
     runs = []
     for _ in range(groups):
         cpu0, own0, wall0 = tree_cpu_seconds(env_pid), time.process_time(), time.perf_counter()
@@ -613,7 +622,14 @@ def main(argv: list[str] | None = None) -> int:
     rol.add_argument("--harness", nargs="+", default=["null"], help="harness ids, one env-server each")
     rol.add_argument("--group-size", type=int, default=0, help="rollouts per group (default: the config's)")
     rol.add_argument("--groups", type=int, default=2, help="groups per harness (the first starts the workers)")
-    rol.add_argument("--taskset", nargs="*", default=[], metavar="KEY=VALUE", help="taskset fields to set")
+    rol.add_argument(
+        "--taskset",
+        nargs="*",
+        default=list(DEFAULT_TASKSET),
+        metavar="KEY=VALUE",
+        help=f"taskset fields to set (default: {' '.join(DEFAULT_TASKSET)}, a weight other than drugprot's default, "
+        "which the env-server must score with; pass --taskset alone for none)",
+    )
     rol.set_defaults(func=cmd_rollouts)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -10,12 +10,13 @@
 #      with `data_path` set to the sample data, and runs one group of rollouts through prime-rl's
 #      orchestrator `Env` client against a local token-route server (scripts/prime_rl_check.py: POST
 #      /inference/v1/generate with token ids and one logprob per token) and a byte-level tokenizer;
-#      checks every reward against the gold labels and prints CPU-s per rollout.
+#      checks every reward against the gold labels, with a non-default reward weight (format_weight=0.2 unless
+#      ROLLOUT OPTIONS give --taskset), and prints CPU-s per rollout.
 #
 # Not part of the test suite (the install is several GB: torch with its CUDA libraries from PyPI).
 #
 # Usage: bash scripts/prime_rl_check.sh [WORK_DIR [ROLLOUT OPTIONS]]   (default WORK_DIR: ../prime-rl-check)
-#   ROLLOUT OPTIONS go to `scripts/prime_rl_check.py rollouts`, e.g. --groups 1, --taskset format_weight=0.2
+#   ROLLOUT OPTIONS go to `scripts/prime_rl_check.py rollouts`, e.g. --groups 1, --taskset accuracy_weight=0.5
 # Environment:
 #   PRIME_RL_SRC       git URL or local git repository of prime-rl (default: GitHub)
 #   VERIFIERS_SRC      git URL or local git repository of verifiers (default: GitHub); checked out at the

@@ -4,6 +4,7 @@ the interception endpoint); the full rollout path is in ``test_e2e_v1.py``."""
 
 from __future__ import annotations
 
+import http.server
 import random
 import socket
 import threading
@@ -20,14 +21,13 @@ from drugprot.harness import (
     TRANSPORT_EXIT_CODE,
     DrugprotHarness,
     DrugprotHarnessConfig,
-    StreamOutcome,
     chat_messages,
     chat_request,
     error_text,
     is_retryable_status,
+    reply_error,
     retry_delay,
     send_turn,
-    stream_outcome,
 )
 from drugprot.serve import OpenAIServer, Reply, ResponderError, fixed_responder
 
@@ -92,40 +92,38 @@ def test_chat_messages_from_messages_prompt() -> None:
     ]
 
 
-def test_chat_request_is_a_streamed_tool_less_turn() -> None:
+def test_chat_request_is_a_non_streamed_tool_less_turn() -> None:
+    """Never streamed: prime-rl's training client refuses a streamed request (as ``null`` on 0.3.x/a60a606)."""
     messages = [{"role": "user", "content": "P"}]
-    assert chat_request("m", messages) == {
-        "model": "m",
-        "messages": messages,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
+    assert chat_request("m", messages) == {"model": "m", "messages": messages}
 
 
 # ------------------------------------------------------------------------------------------------ reading
 
 
-FINISH = 'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}'
-DELTA = 'data: {"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": null}]}'
-USAGE = 'data: {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}'
+COMPLETION = (
+    '{"id": "c", "object": "chat.completion", '
+    '"choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}]}'
+)
 
 
 @pytest.mark.parametrize(
-    ("lines", "expected"),
+    ("body", "expected"),
     [
-        ([DELTA, "", FINISH, "", USAGE, "", "data: [DONE]", ""], StreamOutcome(True)),
-        ([": keepalive", DELTA, FINISH, "data:[DONE]"], StreamOutcome(True)),
-        ([DELTA, FINISH], StreamOutcome(False)),  # no [DONE]: cut short
-        ([DELTA, "data: [DONE]"], StreamOutcome(False)),  # no finish_reason
-        ([], StreamOutcome(False)),
-        ([DELTA, 'data: {"error": {"message": "stopped", "type": "t"}}'], StreamOutcome(False, "stopped")),
-        (['data: {"error": "boom"}'], StreamOutcome(False, "boom")),
-        (["data: {not json", FINISH], StreamOutcome(False, "malformed stream event: {not json")),
-        (["data: [1, 2]"], StreamOutcome(False, "malformed stream event: [1, 2]")),
+        (COMPLETION, None),
+        ('{"choices": [{"index": 0}], "usage": null}', None),
+        ('{"error": {"message": "rollout stopped: x", "type": "t"}}', "rollout stopped: x"),
+        ('{"error": "boom"}', "boom"),
+        ('{"choices": []}', 'chat completion without choices: {"choices": []}'),
+        ('{"object": "chat.completion"}', 'chat completion without choices: {"object": "chat.completion"}'),
+        ('{"choices": ["x"]}', 'chat completion without choices: {"choices": ["x"]}'),
+        ("{not json", "malformed chat completion: {not json"),
+        ("[1, 2]\n", "malformed chat completion: [1, 2]"),
+        ("", "malformed chat completion: "),
     ],
 )  # fmt: skip
-def test_stream_outcome(lines: list[str], expected: StreamOutcome) -> None:
-    assert stream_outcome(lines) == expected
+def test_reply_error(body: str, expected: str | None) -> None:
+    assert reply_error(body) == expected
 
 
 @pytest.mark.parametrize(
@@ -229,3 +227,36 @@ async def test_send_turn_reports_an_unreachable_endpoint_as_a_transport_failure(
     result = await send_turn(f"http://127.0.0.1:{port}/v1", SECRET, REQUEST, max_retries=0, connect_timeout=5)
     assert result.exit_code == TRANSPORT_EXIT_CODE
     assert result.stderr.startswith("ConnectError: ")
+
+
+class _NotACompletion(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with 200 and a JSON body that is no chat completion."""
+
+    posts = 0
+
+    def do_POST(self) -> None:
+        type(self).posts += 1
+        self.rfile.read(int(self.headers["content-length"]))
+        body = b'{"object": "list", "data": []}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+async def test_send_turn_fails_a_200_that_is_no_completion_without_retrying() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotACompletion)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        result = await send_turn(url, SECRET, REQUEST, max_retries=2, connect_timeout=5)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (result.exit_code, result.stderr) == (1, 'chat completion without choices: {"object": "list", "data": []}')
+    assert _NotACompletion.posts == 1

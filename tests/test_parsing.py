@@ -11,7 +11,7 @@ from verifiers.v1.types import AssistantMessage, UserMessage
 
 from drugprot import parsing
 from drugprot.scoring import score_reply
-from drugprot.taskset import INFO_KEY, DrugprotConfig, DrugprotData, DrugprotTask, DrugprotTaskset
+from drugprot.taskset import INFO_KEY, DrugprotConfig, DrugprotData, DrugprotTask
 
 GOLD = ["INHIBITOR", "SUBSTRATE"]  # a multi-label pair: E and K are both correct
 T = "<think>The text says the chemical inhibits the enzyme.</think>"
@@ -117,8 +117,7 @@ def make_task(labels: list[str], with_no_relation: bool = False) -> DrugprotTask
         gene="g",
         with_no_relation=with_no_relation,
     )
-    config = DrugprotTaskset(DrugprotConfig(id="drugprot")).task_config()
-    return DrugprotTask(data, config)
+    return DrugprotTask(data, DrugprotConfig(id="drugprot").task)
 
 
 def make_trace(task: DrugprotTask, content: str | None, reasoning: str | None) -> vf.Trace:
@@ -180,7 +179,7 @@ async def test_no_relation_option(content, letter, accuracy, fmt) -> None:
 
 
 async def test_weights_come_from_config() -> None:
-    config = DrugprotTaskset(DrugprotConfig(id="drugprot", accuracy_weight=0.7, format_weight=0.3)).task_config()
+    config = DrugprotConfig(id="drugprot", accuracy_weight=0.7, format_weight=0.3).task
     task = DrugprotTask(make_task(GOLD).data, config)
     trace = make_trace(task, T + "\\boxed{E} \\boxed{E}", None)  # accurate, bad format
     await task.score(trace)

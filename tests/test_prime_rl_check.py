@@ -100,7 +100,7 @@ def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str]) -
         ("gold answer", 1.0, 1.0),
         ("wrong answer", 0.0, 1.0),
         ("no boxed answer", 0.0, 0.0),
-        ("gold, two boxes", 1.0, 0.0),
+        ("gold, no reasoning", 0.0, 0.0),
     ]
     for reply in replies:  # drugprot's own scorer agrees (inline reasoning, as a model without a parser)
         score = score_reply(reply.text, None, labels)
@@ -192,3 +192,9 @@ def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_t
         assert [r["kind"] for r in script.requests] == [r.kind for r in (*replies, replies[0])]
     finally:
         server.shutdown()
+
+
+def test_rollouts_run_with_a_non_default_weight_unless_told_otherwise() -> None:
+    fields = dict(check._field(item) for item in check.DEFAULT_TASKSET)
+    assert fields == {"format_weight": 0.2}
+    assert fields["format_weight"] != DEFAULT_WEIGHTS.format

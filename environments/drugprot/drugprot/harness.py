@@ -2,12 +2,18 @@
 
 verifiers' ``null`` harness runs a fresh chat program per rollout: ``uv sync --script`` and a new Python
 interpreter (about 1.6-2.7 CPU-s per rollout, and ``uv`` plus PyPI or a warm uv cache on the node). This
-harness sends the same request in-process: the resolved system prompt and prompt, as one streamed
-``POST {endpoint}/chat/completions`` with the rollout's secret, and reads the reply to its end. Everything
+harness sends the same request in-process: the resolved system prompt and prompt, as one non-streamed
+``POST {endpoint}/chat/completions`` with the rollout's secret, and reads the whole reply. Everything
 else stays the framework's: the interception server imposes the agent's model, sampling and max tokens,
 records the turn (token ids and logprobs under prime-rl's renderer client included) and runs the ``@stop``
 hooks; the agent's rollout timeout cancels the call, and its whole-rollout retries see the same errors as
 with ``null``. It carries messages only (no tools, no domain logic), so it suits any single-turn chat task.
+
+The request is never streamed, on every verifiers: ``null``'s chat program sends a non-streamed one too on
+verifiers 0.3.x and prime-rl's pinned ``a60a606`` (``{"model", "messages", "tools": null}``), and it is the
+only kind prime-rl's training client (the renderer behind its token route) serves: it refuses a streamed one
+("TrainClient does not support streaming"). verifiers 0.4.0's ``null`` streams; its interception server
+serves both kinds, and the recorded traces are the same.
 
 Select it with ``--env.agent.harness.id drugprot`` (TOML ``[...env.agent.harness] id = "drugprot"``); the
 ``null`` harness stays selectable the same way. The id is this package's name because verifiers resolves a
@@ -21,8 +27,7 @@ import functools
 import json
 import random
 import ssl
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Final
 
 import httpx
@@ -54,7 +59,7 @@ class DrugprotHarnessConfig(vf.HarnessConfig):
 
     id: str = HARNESS_ID
     max_retries: int = Field(2, ge=0)
-    """Retries of one model call on a transport failure, an unfinished stream or a 408/409/429/5xx status
+    """Retries of one model call on a transport failure or a 408/409/429/5xx status
     (the OpenAI SDK's default, as in ``null``'s chat program). Whole-rollout retries are the agent's
     ``retries``."""
     connect_timeout: float = Field(5.0, gt=0)
@@ -78,44 +83,28 @@ def chat_messages(system_prompt: str | None, prompt: str | vf.Messages | None) -
 
 
 def chat_request(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The request body, byte for byte what ``null``'s chat program sends for a tool-less turn."""
-    return {"model": model, "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
+    """The request body: one non-streamed, tool-less chat turn (see the module docstring for why)."""
+    return {"model": model, "messages": messages}
 
 
-@dataclass(frozen=True)
-class StreamOutcome:
-    """What a streamed reply ended with: ``error`` (an error event's message), else whether it finished."""
+def reply_error(body: str) -> str | None:
+    """Why a 200 response is no chat completion, or None when it is one (a JSON object with a choice).
 
-    finished: bool
-    error: str | None = None
-
-
-def stream_outcome(lines: Iterable[str]) -> StreamOutcome:
-    """Read an SSE body's lines: an error event, or whether every choice got a ``finish_reason``.
-
-    A reply is finished when a chunk carried a ``finish_reason`` and the stream reached ``[DONE]``; a stream
-    cut short is not (the caller retries it). An event that is no JSON object is an error (not retried).
-    Comments (``: keepalive``) and blank lines are skipped.
+    An error object in the body (``{"error": ...}``) is its message; anything else that is not a completion
+    is named with the start of the body. Neither is retried, as the OpenAI SDK does not retry them.
     """
-    finished = done = False
-    for line in lines:
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if data == "[DONE]":
-            done = True
-            continue
-        try:
-            event = json.loads(data)
-        except ValueError:
-            return StreamOutcome(False, f"malformed stream event: {data[:200]}")
-        if not isinstance(event, dict):
-            return StreamOutcome(False, f"malformed stream event: {data[:200]}")
-        if event.get("error") is not None:
-            return StreamOutcome(False, _error_message(event))
-        if any(isinstance(c, dict) and c.get("finish_reason") for c in event.get("choices") or ()):
-            finished = True
-    return StreamOutcome(finished and done)
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return f"malformed chat completion: {body.strip()[:200]}"
+    if not isinstance(payload, dict):
+        return f"malformed chat completion: {body.strip()[:200]}"
+    if payload.get("error") is not None:
+        return _error_message(payload)
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
+        return f"chat completion without choices: {body.strip()[:200]}"
+    return None
 
 
 def _error_message(payload: Mapping[str, Any]) -> str:
@@ -168,33 +157,32 @@ class _Retry(Exception):
 
 
 async def _attempt(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str]) -> str | None:
-    """One POST and its streamed reply: None when it finished, the failure's message when it must not be
+    """One POST and its whole reply: None for a chat completion, the failure's message when it must not be
     retried; raises :class:`_Retry` when it may be."""
     try:
-        async with client.stream("POST", url, content=body, headers=headers) as response:
-            if response.status_code >= 400:
-                text = error_text(response.status_code, (await response.aread()).decode("utf-8", "replace"))
-                if is_retryable_status(response.status_code):
-                    raise _Retry(text, transport=False, retry_after=response.headers.get("retry-after"))
-                return text
-            outcome = stream_outcome([line async for line in response.aiter_lines()])
+        response = await client.post(url, content=body, headers=headers)
     except httpx.TransportError as e:
         raise _Retry(f"{type(e).__name__}: {e}", transport=True) from e
-    if outcome.error is not None:
-        return outcome.error
-    if not outcome.finished:
-        raise _Retry("model stream ended before a completion finished", transport=True)
-    return None
+    text = response.content.decode("utf-8", "replace")
+    if response.status_code >= 400:
+        if is_retryable_status(response.status_code):
+            raise _Retry(
+                error_text(response.status_code, text),
+                transport=False,
+                retry_after=response.headers.get("retry-after"),
+            )
+        return error_text(response.status_code, text)
+    return reply_error(text)
 
 
 async def send_turn(
     endpoint: str, secret: str, request: Mapping[str, Any], *, max_retries: int, connect_timeout: float
 ) -> vf.ProgramResult:
-    """Send one chat turn to ``endpoint`` (an OpenAI-compatible base URL) and read the reply to its end.
+    """Send one chat turn to ``endpoint`` (an OpenAI-compatible base URL) and read its whole reply.
 
     Returns a program-style result, so verifiers' own check turns a failure into the same rollout error
-    ``null`` gets: exit 0 when the reply finished; 1 with the message for an error status or error event;
-    :data:`TRANSPORT_EXIT_CODE` when the endpoint stayed unreachable or its streams ended early. Retries up
+    ``null`` gets: exit 0 for a chat completion; 1 with the message for an error status or a body that is
+    no completion; :data:`TRANSPORT_EXIT_CODE` when the endpoint stayed unreachable. Retries up
     to ``max_retries`` times (see :class:`DrugprotHarnessConfig`), marking each with :data:`RETRY_COUNT_HEADER`.
     """
     url = f"{endpoint.rstrip('/')}/chat/completions"

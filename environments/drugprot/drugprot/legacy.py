@@ -249,11 +249,14 @@ def _reward_functions(
 def make_rubric(parser: Any, weights: Weights = DEFAULT_WEIGHTS, versions: Mapping[str, Any] | None = None) -> Any:
     """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0.
 
-    ``versions`` (``drugprot.versions.record``) is recorded in every rollout's ``info["drugprot"]``.
+    Each reward function's weight is looked up by its name in ``weights`` (``Weights.of``), as the v1
+    taskset's ``task.rewards`` entries are: one table of weights for both stacks. ``versions``
+    (``drugprot.versions.record``) is recorded in every rollout's ``info["drugprot"]``.
     """
     vf = _legacy_verifiers()
     accuracy, format_, answered = _reward_functions(versions)
-    rubric = vf.Rubric(funcs=[accuracy, format_], weights=[weights.accuracy, weights.format], parser=parser)
+    funcs = [accuracy, format_]
+    rubric = vf.Rubric(funcs=funcs, weights=[weights.of(f.__name__) for f in funcs], parser=parser)
     rubric.add_metric(answered)
     return rubric
 

@@ -1,9 +1,10 @@
 """The reward: accuracy (the reply names one of the pair's gold types) plus a small format term.
 
 This is the one place rewards are computed; the verifiers v1 taskset and the v0 rubric both call
-``score_reply`` (through ``SCORES``, so the signals of one rollout share one parse) and read the weights
-from ``Weights``. The reply rules, and why an answer counts only after completed reasoning, are in
-``drugprot.parsing``.
+``score_reply`` (through ``SCORES``, so the signals of one rollout share one parse) and take their
+weights from ``Weights``: the defaults from ``DEFAULT_WEIGHTS``, a run's from the knobs named by
+``weight_knob`` (folded into verifiers' ``task.rewards`` on the v1 stack, the rubric's weights on v0).
+The reply rules, and why an answer counts only after completed reasoning, are in ``drugprot.parsing``.
 
 Extraction mode (one task per abstract, ``drugprot.extraction``) is scored here too: ``score_extraction``
 (through ``EXTRACTION_SCORES``) gives the per-document F1 over (chemical, gene, type) triples and the same
@@ -16,7 +17,8 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Final
 
 from drugprot.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
 from drugprot.labels import by_letter
@@ -43,8 +45,21 @@ class Weights:
     accuracy: float = 1.0
     format: float = 0.1
 
+    def of(self, reward: str) -> float:
+        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`)."""
+        if reward not in REWARD_NAMES:
+            raise KeyError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
+        return float(getattr(self, reward))
 
-DEFAULT_WEIGHTS = Weights()
+
+DEFAULT_WEIGHTS: Final = Weights()
+REWARD_NAMES: Final = tuple(f.name for f in fields(Weights))
+"""The weighted rewards by name, in order: the v1 ``@vf.reward`` methods and the v0 rubric functions."""
+
+
+def weight_knob(reward: str) -> str:
+    """The knob that sets a reward's weight (``--env.taskset.<knob>``, ``load_environment(<knob>=...)``)."""
+    return f"{reward}_weight"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,14 @@ needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-pr
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
 from typing import Any, Literal, Self
 
 import pydantic
 import verifiers.v1 as vf
 
 from drugprot._gc import gc_paused
-from drugprot.errors import DrugprotError
+from drugprot.errors import DrugprotConfigError, DrugprotError
 from drugprot.extraction import ExtractionGold, ExtractionQuestion, Mode, answer_block
 from drugprot.harness import HARNESS_ID
 from drugprot.questions import Question, TaskOptions, load_questions, validate_source
@@ -22,11 +23,14 @@ from drugprot.scoring import (
     DEFAULT_WEIGHTS,
     EXTRACTION_SCORES,
     INFO_KEY,
+    REWARD_NAMES,
     SCORES,
     ExtractionScore,
     Score,
+    Weights,
     score_extraction,
     score_reply,
+    weight_knob,
 )
 from drugprot.tasks import Negatives
 from drugprot.versions import VERSIONS_KEY
@@ -120,11 +124,45 @@ DATA_PATH_HINT = "--env.taskset.data-path {path}"
 """How a v1 user passes ``data_path``; quoted in the hub error."""
 
 
+def fold_weights(task: vf.TaskConfig, knobs: Mapping[str, float], explicit: Set[str]) -> tuple[vf.TaskConfig, Weights]:
+    """Fold the weight knobs (``accuracy_weight``, ``format_weight``) into verifiers' ``task.rewards``.
+
+    ``knobs`` maps each knob to its value, ``explicit`` names the knobs the user set. A knob that was set
+    becomes its reward's ``task.rewards.<name>.weight`` (other fields of an existing entry kept); an entry
+    that sets a different weight is a conflict (``DrugprotConfigError``, naming both). A knob left unset
+    takes the entry's weight when there is one, else keeps its default (the ``@vf.reward`` weight).
+    Returns the new task config and the weights the rewards get (pure: ``task`` is not modified).
+    """
+    rewards = dict(task.rewards)
+    effective: dict[str, float] = {}
+    for reward in REWARD_NAMES:
+        knob = weight_knob(reward)
+        entry = rewards.get(reward)
+        entry_weight = entry.weight if entry is not None else None
+        if knob in explicit:
+            if entry_weight is not None and entry_weight != knobs[knob]:
+                raise DrugprotConfigError(
+                    f"{knob} = {knobs[knob]} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
+                    f"of the {reward} reward; set only one of them (or both to the same value)",
+                    knob=knob,
+                )
+            rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": knobs[knob]})
+            effective[reward] = knobs[knob]
+        else:
+            effective[reward] = entry_weight if entry_weight is not None else knobs[knob]
+    return task.model_copy(update={"rewards": rewards}), Weights(**effective)
+
+
 class DrugprotConfig(vf.TasksetConfig):
     """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``).
 
     Validating the config runs the core checks (``questions.TaskOptions`` and ``questions.validate_source``),
     so ``vf-eval`` reports a bad knob or bad local data as a config error before it starts a run.
+
+    Reward weights have one route, verifiers' own ``task.rewards``: validation folds ``accuracy_weight`` /
+    ``format_weight`` into it (``fold_weights``), so every path that builds tasks from ``task`` scores with
+    them, prime-rl's env-server included (it rebuilds each task from ``task``, not through ``load()``).
+    After validation the two knobs read the weights in effect, whichever way they were set.
     """
 
     split: Literal["train", "validation"] = "validation"
@@ -162,6 +200,19 @@ class DrugprotConfig(vf.TasksetConfig):
                 raise
             raise ValueError(str(exc)) from exc  # pydantic reports only ValueErrors as validation errors
         return self
+
+    @pydantic.model_validator(mode="after")
+    def _fold_reward_weights(self) -> Self:
+        knobs = {weight_knob(reward): getattr(self, weight_knob(reward)) for reward in REWARD_NAMES}
+        # a new TaskConfig, never an edit of the shared default instance
+        self.task, weights = fold_weights(self.task, knobs, self.model_fields_set)
+        for reward in REWARD_NAMES:
+            setattr(self, weight_knob(reward), weights.of(reward))
+        return self
+
+    def weights(self) -> Weights:
+        """The reward weights in effect (the same ``task.rewards`` gives the tasks)."""
+        return Weights(accuracy=self.accuracy_weight, format=self.format_weight)
 
     def options(self) -> TaskOptions:
         return TaskOptions.from_knobs(
@@ -205,19 +256,10 @@ def task_data(question: Question | ExtractionQuestion, versions: dict[str, Any] 
 
 
 class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
-    def task_config(self) -> vf.TaskConfig:
-        """The run's task config with our reward weights (an explicit ``task.rewards`` entry still wins)."""
-        base = self.config.task
-        weights = {
-            "accuracy": vf.RewardFunctionConfig(weight=self.config.accuracy_weight),
-            "format": vf.RewardFunctionConfig(weight=self.config.format_weight),
-        }
-        return base.model_copy(update={"rewards": weights | dict(base.rewards)})
-
     def load(self) -> list[DrugprotTask]:
         options = self.config.options()
         questions = load_questions(options, path_hint=DATA_PATH_HINT)
-        task_config = self.task_config()
+        task_config = self.config.task  # the reward weights are in it (DrugprotConfig folds them)
         versions = versions_record(options.data_path, options.revision)
         with gc_paused():  # see drugprot._gc
             return [DrugprotTask(task_data(q, versions), task_config) for q in questions]
