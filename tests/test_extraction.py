@@ -35,8 +35,12 @@ from drugprot.metrics import official_pairs, score_relations
 from drugprot.questions import TaskOptions, load_questions
 from drugprot.schema import Document, Entity
 from drugprot.scoring import INFO_KEY, ExtractionScoreCache, score_extraction
+from drugprot.versions import record as versions_record
 
 from .conftest import FIXTURE_JSONL
+
+FIXTURE_VERSIONS = versions_record(str(FIXTURE_JSONL), None)
+"""What every rollout over the fixture records next to its prediction (``drugprot.versions``)."""
 
 THINK = "<think>The abstract states how each chemical acts on each gene product.</think>\n"
 REAL_SAMPLE = os.environ.get("DRUGPROT_REAL_SAMPLE")
@@ -465,7 +469,7 @@ def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
             score.accuracy, score.format, float(score.answered)
         ), key  # fmt: skip
         assert r.reward == pytest.approx(score.accuracy + 0.1 * score.format)
-        assert r.info[INFO_KEY] == score.as_info(), key
+        assert r.info[INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
         assert r.task_data["extraction"] == gold[key].as_record()
     assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == E2E_ACCURACY
     assert results["90000002"].info[INFO_KEY]["unknown_id"] == 1
@@ -495,7 +499,7 @@ def test_legacy_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
         assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
             pytest.approx(score.accuracy + 0.1 * score.format), score.accuracy, score.format, float(score.answered)
         )  # fmt: skip
-        assert row["info"][INFO_KEY] == score.as_info()
+        assert row["info"][INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}
 
 
 # --------------------------------------------------------------------------------------------- properties
