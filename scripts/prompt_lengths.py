@@ -16,7 +16,7 @@ A run then needs ``seq_len >= bound + max_completion_tokens`` (single-turn: one 
 
 Usage (from the repository root, in the project environment):
     uv run python scripts/prompt_lengths.py --data-path FILE [--split train] [--negatives 0]
-        [--no-mark-entities] [--max-completion-tokens 2048]
+        [--no-mark-entities] [--mode pair|extraction] [--max-completion-tokens 2048]
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="train", choices=("train", "validation"))
     parser.add_argument("--negatives", default="0", help='0, k per gold pair, or "all"')
     parser.add_argument("--no-mark-entities", action="store_true")
+    parser.add_argument("--mode", default="pair", choices=("pair", "extraction"), help="task mode (default pair)")
     parser.add_argument("--max-completion-tokens", type=int, default=2048)
     args = parser.parse_args(argv)
 
@@ -108,10 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         data_path=args.data_path,
         negatives=negatives,
         mark_entities=not args.no_mark_entities,
+        mode=args.mode,
     )
     m = measure(taskset)
     print(
-        f"tasks: {m.tasks} (split={args.split}, negatives={args.negatives}, "
+        f"tasks: {m.tasks} (mode={args.mode}, split={args.split}, negatives={args.negatives}, "
         f"mark_entities={not args.no_mark_entities}) from {args.data_path}"
     )
     print(

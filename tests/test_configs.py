@@ -454,6 +454,20 @@ def test_prompt_bound_on_the_fixture() -> None:
     )
 
 
+def test_prompt_bound_on_the_fixture_in_extraction_mode() -> None:
+    """One task per abstract (9 in the fixture's train split); the longest is 90000002's, 2,866 bytes."""
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    m = prompt_lengths.measure(taskset)
+    assert (m.tasks, m.key, m.system_chars, m.user_chars, m.utf8_bytes, m.required_seq_len(2048)) == (
+        9,
+        "90000002",
+        2155,
+        711,
+        2866,
+        2866 + prompt_lengths.TEMPLATE_OVERHEAD_TOKENS + 2048,
+    )
+
+
 def test_real_sample_bound() -> None:
     assert (REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound(), prompt_token_bound() + 2048) == (
         5731,
