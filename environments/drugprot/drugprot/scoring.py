@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from drugprot.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
 from drugprot.labels import by_letter
@@ -146,23 +146,45 @@ def reply_key(content: str | None, reasoning: str | None, gold_labels: Sequence[
     return digest.digest()
 
 
-class ScoreCache:
+T = TypeVar("T")
+
+
+class _DigestCache(Generic[T]):  # noqa: UP046 (the package supports Python 3.11)
+    """An LRU memo keyed on 16-byte reply digests, shared by both modes' caches: least recently used first out,
+    thread-safe, and never holding the replies themselves, so memory stays at ``size`` small entries."""
+
+    def __init__(self, size: int = 4096) -> None:
+        if size < 1:
+            raise ValueError(f"{type(self).__name__} size must be at least 1, got {size}")
+        self.size = size
+        self._entries: OrderedDict[bytes, T] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _through(self, key: bytes, compute: Callable[[], T]) -> T:
+        """The entry for ``key``, computed (outside the lock) and stored on a miss."""
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        value = compute()
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+
+class ScoreCache(_DigestCache[Score]):
     """``score_reply`` memoised on a digest of the reply, least recently used first out.
 
     The adapters score each rollout several times (accuracy, format, answered); this makes that one
     parse. Keys are 16-byte digests, never the replies themselves, so memory stays at ``size`` small
     entries (a few hundred bytes each) however long the replies are.
     """
-
-    def __init__(self, size: int = 4096) -> None:
-        if size < 1:
-            raise ValueError(f"ScoreCache size must be at least 1, got {size}")
-        self.size = size
-        self._entries: OrderedDict[bytes, Score] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
     def score(
         self,
@@ -173,21 +195,15 @@ class ScoreCache:
         with_no_relation: bool = False,
     ) -> Score:
         """``score_reply(content, reasoning, gold_labels, with_no_relation=...)``, from the cache when seen."""
+
+        def compute() -> Score:
+            return score_reply(content, reasoning, tuple(gold_labels), with_no_relation=with_no_relation)
+
         try:
             key = reply_key(content, reasoning, gold_labels, with_no_relation)
         except (AttributeError, TypeError):  # not text: no cache, and score_reply records why it scores 0
-            return score_reply(content, reasoning, tuple(gold_labels), with_no_relation=with_no_relation)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None:
-                self._entries.move_to_end(key)
-                return hit
-        score = score_reply(content, reasoning, tuple(gold_labels), with_no_relation=with_no_relation)
-        with self._lock:
-            self._entries[key] = score
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return score
+            return compute()
+        return self._through(key, compute)
 
 
 SCORES = ScoreCache()
@@ -284,18 +300,8 @@ def score_extraction(content: str | None, reasoning: str | None, gold: Extractio
         return ExtractionScore(0.0, 0.0, (), 0, 0, 0, 0, 0, 0, 0, reason, SCORING_ERROR)
 
 
-class ExtractionScoreCache:
+class ExtractionScoreCache(_DigestCache[ExtractionScore]):
     """``score_extraction`` memoised on a digest of the reply and the gold (see ``ScoreCache``)."""
-
-    def __init__(self, size: int = 4096) -> None:
-        if size < 1:
-            raise ValueError(f"ExtractionScoreCache size must be at least 1, got {size}")
-        self.size = size
-        self._entries: OrderedDict[bytes, ExtractionScore] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
     def score(self, content: str | None, reasoning: str | None, gold: ExtractionGold) -> ExtractionScore:
         try:
@@ -309,17 +315,7 @@ class ExtractionScoreCache:
             key = digest.digest()
         except (AttributeError, TypeError):  # not text: no cache, and score_extraction records why it scores 0
             return score_extraction(content, reasoning, gold)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None:
-                self._entries.move_to_end(key)
-                return hit
-        score = score_extraction(content, reasoning, gold)
-        with self._lock:
-            self._entries[key] = score
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return score
+        return self._through(key, lambda: score_extraction(content, reasoning, gold))
 
 
 EXTRACTION_SCORES = ExtractionScoreCache()
