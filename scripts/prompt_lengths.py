@@ -87,7 +87,7 @@ def measure(taskset: Any) -> PromptLengths:
 
 def build_taskset(**fields: Any) -> Any:
     """A ``DrugprotTaskset`` from ``DrugprotConfig`` fields (the keys of a TOML ``[...env.taskset]``)."""
-    from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
     fields = {"id": "drugprot", **fields}
     return DrugprotTaskset(DrugprotConfig.model_validate(fields))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from drugprot.serve import Reply
+from drugprot.tools.serve import Reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_JSONL = FIXTURES / "drugprot_fixture.jsonl"
@@ -48,7 +48,7 @@ class FixtureRun:
     """A finished ``vf-eval drugprot -n 27`` over the fixture's train split, and what it was sent."""
 
     run_dir: Path
-    questions: list[Any]  # drugprot.questions.Question, in task order
+    questions: list[Any]  # drugprot.core.questions.Question, in task order
     replies: dict[str, Reply]  # task key -> the reply the server gave
     shapes: dict[str, str]  # task key -> reply shape (see FIXTURE_RUN_REPLIES)
     requests: list[dict[str, Any]]  # the chat-completions request bodies the server received
@@ -57,8 +57,8 @@ class FixtureRun:
 def make_fixture_run(harness: str, out: Path) -> FixtureRun:
     """One real v1 ``vf-eval`` (``eval`` on verifiers 0.3.x) with ``harness`` against a local
     :class:`OpenAIServer` that answers each task as ``FIXTURE_RUN_REPLIES`` says."""
-    from drugprot.questions import TaskOptions, load_questions
-    from drugprot.serve import OpenAIServer, scripted_responder
+    from drugprot.core.questions import TaskOptions, load_questions
+    from drugprot.tools.serve import OpenAIServer, scripted_responder
 
     from .e2e import run_vf_eval
 
@@ -97,14 +97,14 @@ def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Fi
 @pytest.fixture(scope="session")
 def fixture_run(fixture_runs: Callable[[str], FixtureRun]) -> FixtureRun:
     """The shared run with the pinned default harness (``drugprot``)."""
-    from drugprot.harness import HARNESS_ID
+    from drugprot.envs.harness import HARNESS_ID
 
     return fixture_runs(HARNESS_ID)
 
 
 SLOW_TESTS = frozenset(
     {
-        # a real vf-eval (or the legacy one, or the demo that runs it) against drugprot.serve; the first two
+        # a real vf-eval (or the legacy one, or the demo that runs it) against drugprot.tools.serve; the first two
         # share one run (fixture_run), so either one alone still pays for it
         "test_e2e_v1.py::test_vf_eval_drugprot_end_to_end",
         "test_e2e_v1.py::test_both_harnesses_send_the_same_chat_and_record_the_same_traces",

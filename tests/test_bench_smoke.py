@@ -1,7 +1,7 @@
 """Smoke test of the benchmarks (``bench/``): the quick modes run, and their non-timing outputs are exact.
 
 No timing is asserted. Counts are those of the generated 100-abstract corpus (seed 0); the NO-RELATION
-counts are checked against ``drugprot.candidates`` itself, so they follow its same-sentence rule.
+counts are checked against ``drugprot.core.candidates`` itself, so they follow its same-sentence rule.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pytest
 
 from bench import corpus
 from bench.score import SHAPES
-from drugprot.candidates import select_negatives
-from drugprot.data import document_from_row, load_documents
+from drugprot.core.candidates import select_negatives
+from drugprot.core.data import document_from_row, load_documents
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_DOCS = 100

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
 from .conftest import FIXTURE_JSONL
 
@@ -186,9 +186,7 @@ def problems(config: dict[str, Any], prompt_tokens: int) -> list[str]:
         config: the merged TOML tables of one run.
         prompt_tokens: an upper bound on the longest prompt in tokens.
     """
-    found = [
-        f"{key}: removed from prime-rl, use {new}" for key, new in REMOVED_KEYS.items() if get(config, key)
-    ]
+    found = [f"{key}: removed from prime-rl, use {new}" for key, new in REMOVED_KEYS.items() if get(config, key)]
     found += source_problems(config)
     found += length_problems(config, prompt_tokens)
     found += lora_problems(config)
@@ -211,9 +209,7 @@ def source_problems(config: dict[str, Any]) -> list[str]:
         if extra:
             found.append(f"{label}: unknown keys {sorted(extra)}")
         if batch is not None and batch % source.get("group_size", 1):
-            found.append(
-                f"{label}: batch_size {batch} is not a multiple of group_size {source['group_size']}"
-            )
+            found.append(f"{label}: batch_size {batch} is not a multiple of group_size {source['group_size']}")
         expected = {
             "env.taskset.id": "drugprot",
             "env.taskset.split": "train" if kind == "train" else "validation",
@@ -225,8 +221,7 @@ def source_problems(config: dict[str, Any]) -> list[str]:
         runtime = get(source, "env.agent.runtime.type")
         if runtime != "subprocess":
             found.append(
-                f"{label}: env.agent.runtime.type is {runtime!r}, not 'subprocess' "
-                "(unset means remote Prime sandboxes)"
+                f"{label}: env.agent.runtime.type is {runtime!r}, not 'subprocess' (unset means remote Prime sandboxes)"
             )
         wanted = EVAL_SAMPLING_KEYS if kind == "eval" else ("temperature", "max_completion_tokens")
         unset = [key for key in wanted if sampling(config, kind, source).get(key) is None]
@@ -239,10 +234,7 @@ def length_problems(config: dict[str, Any], prompt_tokens: int) -> list[str]:
     """seq_len must hold the longest prompt plus the longest completion; vLLM's context must hold seq_len."""
     found = []
     completion = max(
-        (
-            sampling(config, kind, source).get("max_completion_tokens") or 0
-            for kind, _, source in sources(config)
-        ),
+        (sampling(config, kind, source).get("max_completion_tokens") or 0 for kind, _, source in sources(config)),
         default=0,
     )
     lens = seq_lens(config)
@@ -592,7 +584,7 @@ RESOLVED = {
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
-    from drugprot.taskset import DrugprotEnvConfig
+    from drugprot.envs.taskset import DrugprotEnvConfig
 
     cfg = rl_cli(rl_config, path)
     rel = str(path.relative_to(ROOT))
@@ -606,12 +598,8 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
         cfg.trainer.model.ep,
     ) == RESOLVED[rel]
     expected_model = "Qwen/Qwen3-0.6B" if rel.endswith("smoke.toml") else "arcee-ai/Trinity-Mini"
-    assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (
-        expected_model,
-    ) * 3
-    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (
-        10240,
-    ) * 3
+    assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (expected_model,) * 3
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (10240,) * 3
     lora = cfg.trainer.model.lora
     assert (lora.rank, lora.alpha, lora.dropout, lora.target_modules, lora.modules_to_save) == (
         16,
@@ -678,16 +666,10 @@ SILENT = {
         )
         == (None, None)
     ),
-    "seq_len_below_prompt_plus_completion": lambda c: (
-        (c.trainer.model.seq_len, c.orchestrator.seq_len) == (4096, 4096)
-    ),
-    "max_model_len_below_seq_len": lambda c: (
-        (c.inference.vllm.max_model_len, c.trainer.model.seq_len) == (8192, 10240)
-    ),
+    "seq_len_below_prompt_plus_completion": lambda c: (c.trainer.model.seq_len, c.orchestrator.seq_len) == (4096, 4096),
+    "max_model_len_below_seq_len": lambda c: (c.inference.vllm.max_model_len, c.trainer.model.seq_len) == (8192, 10240),
     "unchecked_lora_target": lambda c: c.trainer.model.lora.target_modules == ["q_proj", "gate"],
-    "renderer_key_to_chat_template": lambda c: (
-        c.orchestrator.renderer.model_extra == {"reasoning_parsr": "think"}
-    ),
+    "renderer_key_to_chat_template": lambda c: c.orchestrator.renderer.model_extra == {"reasoning_parsr": "think"},
     "bogus_reasoning_parser": lambda c: c.orchestrator.renderer.reasoning_parser == "deepseek_r1",
 }
 

@@ -1,0 +1,524 @@
+"""Extraction mode (``mode="extraction"``): one task per abstract, the ``<relations>`` answer, per-document F1.
+
+The spec, as tests: the tasks and prompts on the fixture; a table of replies -> (accuracy, format, counts,
+reasons) on two fixture abstracts; the gaming checks with their exact values on the fixture; per-document
+F1 equal to the official metric (``score_relations``) on the fixture and, when ``DRUGPROT_REAL_SAMPLE`` names
+the 350-abstract real training sample, on it (read only in the test run); the knob on both stacks, the v1
+``task.score`` and the v0 rubric giving identical rewards, and a real ``vf-eval`` in extraction mode through
+a local server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drugprot.core import extraction
+from drugprot.core.candidates import candidate_pairs
+from drugprot.core.data import load_documents
+from drugprot.core.errors import DrugprotConfigError, DrugprotDataError
+from drugprot.core.extraction import (
+    ExtractionGold,
+    ExtractionQuestion,
+    answer_block,
+    gold_of,
+    marked_sentences,
+    parse_extraction,
+)
+from drugprot.core.labels import RELATION_LABELS, RELATION_NAMES
+from drugprot.core.metrics import official_pairs, score_relations
+from drugprot.core.questions import TaskOptions, load_questions
+from drugprot.core.schema import Document, Entity
+from drugprot.core.scoring import INFO_KEY, ExtractionScoreCache, score_extraction
+from drugprot.core.versions import record as versions_record
+from tests.conftest import FIXTURE_JSONL
+
+FIXTURE_VERSIONS = versions_record(str(FIXTURE_JSONL), None)
+"""What every rollout over the fixture records next to its prediction (``drugprot.core.versions``)."""
+
+THINK = "<think>The abstract states how each chemical acts on each gene product.</think>\n"
+REAL_SAMPLE = os.environ.get("DRUGPROT_REAL_SAMPLE")
+
+
+@pytest.fixture(scope="module")
+def docs() -> dict[str, Document]:
+    return {d.pmid: d for d in load_documents("train", str(FIXTURE_JSONL))}
+
+
+def reply(*lines: str) -> str:
+    return THINK + "<relations>\n" + "\n".join(lines) + "\n</relations>"
+
+
+# ------------------------------------------------------------------------------------------------ tasks
+
+
+def test_one_task_per_abstract_with_its_gold() -> None:
+    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
+    assert all(isinstance(q, ExtractionQuestion) for q in questions)
+    assert [(q.key, len(q.gold.relations)) for q in questions] == [
+        ("90000001", 4), ("90000002", 3), ("90000003", 2), ("90000004", 0), ("90000005", 5),
+        ("90000006", 4), ("90000007", 4), ("90000008", 3), ("90000009", 3),
+    ]  # fmt: skip
+    first = questions[0].gold
+    assert first.relations == {
+        ("T1", "T2", "INHIBITOR"), ("T1", "T2", "SUBSTRATE"), ("T3", "T4", "SUBSTRATE"), ("T5", "T4", "SUBSTRATE"),
+    }  # fmt: skip
+    assert (first.chemicals, first.genes) == ({"T1", "T3", "T5", "T6"}, {"T2", "T4", "T7"})
+    assert ExtractionGold.from_record(first.as_record()) == first
+    shuffled = load_questions(
+        TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction", shuffle=True, seed=3, num_tasks=3)
+    )
+    assert [q.key for q in shuffled] == ["90000002", "90000006", "90000007"]  # the shuffle and limit of pair mode
+
+
+def test_user_prompt_marks_every_mention_one_sentence_per_line(docs: dict[str, Document]) -> None:
+    """Nested mentions stay nested (a chemical inside a gene name), the title is its own line."""
+    assert extraction.user_prompt(docs["90000009"]) == (
+        "Abstract (PMID 90000009):\n"
+        'Binding of <chemical id="T1">GABA</chemical> to the <gene id="T2"><chemical id="T3">GABA</chemical>(A) '
+        "receptor</gene>\n"
+        '<chemical id="T4">Diazepam</chemical> binds the <gene id="T5">benzodiazepine site</gene> and directly '
+        "modulates it.\n"
+        '<chemical id="T6">Bicuculline</chemical> did not affect <gene id="T7">GAT-1</gene>.\n\n'
+        "List every relation between a marked chemical and a marked gene/protein of the same sentence, one per "
+        "line as chemical id | gene/protein id | type, inside <relations>...</relations> "
+        "(<relations>none</relations> if there is none)."
+    )
+
+
+def test_marking_keeps_the_text() -> None:
+    """Removing the tags and joining the lines with the original whitespace gives the text back."""
+    text = "Aspirin  inhibits COX-1.\tIbuprofen binds it."
+    doc = Document("1", "", text, text, (
+        Entity("T1", "CHEMICAL", "Aspirin", 0, 7), Entity("T2", "GENE-Y", "COX-1", 18, 23),
+        Entity("T3", "CHEMICAL", "Ibuprofen", 25, 34),
+    ), ())  # fmt: skip
+    assert marked_sentences(doc) == (
+        '<chemical id="T1">Aspirin</chemical>  inhibits <gene id="T2">COX-1</gene>.\n'
+        '<chemical id="T3">Ibuprofen</chemical> binds it.'
+    )
+
+
+def test_system_prompt_has_every_type_with_its_description_and_the_format() -> None:
+    prompt = extraction.system_prompt()
+    for label in RELATION_LABELS:
+        assert f"\n{label.letter}. {label.name}: {label.description}\n" in prompt
+    assert "Relations only hold between a chemical and a gene/protein of the same sentence." in prompt
+    assert "<relations>\nT3 | T7 | INHIBITOR\nT3 | T9 | E\n</relations>\n" in prompt
+    assert prompt.endswith("If the abstract states none, answer <relations>none</relations>.")
+
+
+def test_bad_knobs_and_uncitable_ids() -> None:
+    with pytest.raises(DrugprotConfigError, match="unknown mode 'extract'; expected one of pair, extraction") as err:
+        TaskOptions(mode="extract")  # type: ignore[arg-type]
+    assert err.value.knob == "mode"
+    with pytest.raises(DrugprotConfigError, match="negatives is a pair-mode knob") as err:
+        TaskOptions(mode="extraction", negatives="all")
+    assert err.value.knob == "negatives"
+    with pytest.raises(DrugprotConfigError, match="needs mark_entities=true") as err:
+        TaskOptions(mode="extraction", mark_entities=False)
+    assert err.value.knob == "mark_entities"
+    doc = Document("7", "", "Aspirin inhibits COX-1.", "Aspirin inhibits COX-1.", (
+        Entity("T 1", "CHEMICAL", "Aspirin", 0, 7), Entity("T2", "GENE-Y", "COX-1", 17, 22)), ())  # fmt: skip
+    with pytest.raises(DrugprotDataError) as data_err:
+        extraction.extraction_questions([doc], source="x.jsonl")
+    assert str(data_err.value) == (
+        "entity id 'T 1' cannot be cited in extraction mode (it holds whitespace, '|', '<', '>' or '\"'); rename it "
+        '(the official ids are T1, T2, ...) or use mode "pair" (source x.jsonl, pmid 7, field entities[0].id)'
+    )
+
+
+# ------------------------------------------------------------------------------------------ reply table
+
+ALL4 = ("T1 | T2 | INHIBITOR", "T1 | T2 | SUBSTRATE", "T3 | T4 | SUBSTRATE", "T5 | T4 | SUBSTRATE")
+# pmid, content, reasoning -> accuracy, format, (tp, fp, fn), (malformed, unknown, wrong type, duplicate),
+# invalid_reason, format_reason. 90000001's gold: T1-T2 INHIBITOR+SUBSTRATE, T3-T4 and T5-T4 SUBSTRATE.
+# 90000004 has no relation.
+# fmt: off
+TABLE: list[tuple[str, str | None, str | None, float, float, tuple[int, int, int], tuple[int, int, int, int],
+                  str | None, str | None]] = [
+    ("90000001", reply(*ALL4), None, 1.0, 1.0, (4, 0, 0), (0, 0, 0, 0), None, None),
+    ("90000001", reply("T1|T2|E", "t1 | T2 | K"), None, 0.4, 0.0, (1, 0, 3), (0, 1, 0, 0), None, "unknown_id"),
+    ("90000001", reply("T1 | T2 | e", "T1 | T2 | k", " T3 | T4 |substrate ", "T5 | T4 | (K)"), None, 1.0, 1.0,
+     (4, 0, 0), (0, 0, 0, 0), None, None),
+    ("90000001", reply("T1 | T2 | E", "T3 | T4 | K"), None, 2 / 3, 1.0, (2, 0, 2), (0, 0, 0, 0), None, None),
+    ("90000001", reply("T1 | T2 | E", "T1 | T2 | K", "T3 | T4 | K", "T5 | T4 | E"), None, 0.75, 1.0, (3, 1, 1),
+     (0, 0, 0, 0), None, None),
+    ("90000001", reply("T1 | T2 | E", "T6 | T7 | E"), None, 1 / 3, 1.0, (1, 1, 3), (0, 0, 0, 0), None, None),
+    ("90000001", reply("none"), None, 0.0, 1.0, (0, 0, 4), (0, 0, 0, 0), None, None),
+    ("90000001", THINK + "<relations></relations>", None, 0.0, 0.0, (0, 0, 4), (0, 0, 0, 0), None, "empty_block"),
+    ("90000001", reply(*ALL4, "T1 | T2 | E. INHIBITOR"), None, 1.0, 0.0, (4, 0, 0), (0, 0, 0, 1), None,
+     "duplicate_relation"),
+    ("90000001", reply(*ALL4, "T9 | T2 | E"), None, 1.0, 0.0, (4, 0, 0), (0, 1, 0, 0), None, "unknown_id"),
+    ("90000001", reply(*ALL4, "T2 | T1 | E", "T1 | T3 | E"), None, 1.0, 0.0, (4, 0, 0), (0, 0, 2, 0), None,
+     "wrong_entity_type"),
+    ("90000001", reply(*ALL4, "T1, T2, E", "T1 | T2 | E or K", "T3 | T4 | N", "T3 | T4 | E. SUBSTRATE",
+                       "T3 | T4", "T3 | T4 | E | K", "none"), None, 1.0, 0.0, (4, 0, 0), (7, 0, 0, 0), None,
+     "malformed_line"),
+    ("90000001", reply("T1 | T2 | E") + "\nOn second thought:\n" + reply(*ALL4).removeprefix(THINK), None, 1.0, 0.0,
+     (4, 0, 0), (0, 0, 0, 0), None, "several_relations_blocks"),
+    ("90000001", "<think>x</think></think>" + reply(*ALL4).removeprefix(THINK), None, 1.0, 0.0, (4, 0, 0),
+     (0, 0, 0, 0), None, "stray_think_tag"),
+    ("90000001", reply(*ALL4).removeprefix(THINK), "It says so.", 1.0, 1.0, (4, 0, 0), (0, 0, 0, 0), None, None),
+    # no answer: no completed reasoning, the block only inside the reasoning, no block, an unclosed block
+    ("90000001", reply(*ALL4).removeprefix(THINK), None, 0.0, 0.0, (0, 0, 4), (0, 0, 0, 0),
+     *["reasoning_incomplete"] * 2),
+    ("90000001", "<think>" + reply(*ALL4).removeprefix(THINK), None, 0.0, 0.0, (0, 0, 4), (0, 0, 0, 0),
+     *["reasoning_incomplete"] * 2),
+    ("90000001", "<think><relations>\nT1 | T2 | E\n</relations></think>So that is it.", None, 0.0, 0.0, (0, 0, 4),
+     (0, 0, 0, 0), *["no_relations_block"] * 2),
+    ("90000001", THINK + "<relations>\nT1 | T2 | E\n", None, 0.0, 0.0, (0, 0, 4), (0, 0, 0, 0),
+     *["no_relations_block"] * 2),
+    ("90000001", "", None, 0.0, 0.0, (0, 0, 4), (0, 0, 0, 0), *["empty_reply"] * 2),
+    # the abstract without relations: only an answer claiming nothing is right
+    ("90000004", reply("none"), None, 1.0, 1.0, (0, 0, 0), (0, 0, 0, 0), None, None),
+    ("90000004", THINK + "<relations>NONE</relations>", None, 1.0, 1.0, (0, 0, 0), (0, 0, 0, 0), None, None),
+    ("90000004", THINK + "<relations>\n</relations>", None, 1.0, 0.0, (0, 0, 0), (0, 0, 0, 0), None, "empty_block"),
+    ("90000004", reply("T1 | T2 | E"), None, 0.0, 1.0, (0, 1, 0), (0, 0, 0, 0), None, None),
+    ("90000004", reply("T9 | T2 | E"), None, 0.0, 0.0, (0, 0, 0), (0, 1, 0, 0), None, "unknown_id"),
+    ("90000004", reply("nothing here"), None, 0.0, 0.0, (0, 0, 0), (1, 0, 0, 0), None, "malformed_line"),
+    ("90000004", THINK + "No relation.", None, 0.0, 0.0, (0, 0, 0), (0, 0, 0, 0), *["no_relations_block"] * 2),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("pmid", "content", "reasoning", "accuracy", "fmt", "counts", "rejected", "invalid",
+                          "fmt_reason"), TABLE)  # fmt: skip
+def test_reply_table(docs, pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid, fmt_reason) -> None:
+    score = score_extraction(content, reasoning, gold_of(docs[pmid]))
+    assert score.accuracy == pytest.approx(accuracy, abs=1e-12)
+    assert (score.format, (score.tp, score.fp, score.fn)) == (fmt, counts)
+    assert (score.malformed, score.unknown_id, score.wrong_type, score.duplicate) == rejected
+    assert (score.invalid_reason, score.format_reason) == (invalid, fmt_reason)
+    assert score.answered is (invalid is None)
+
+
+def test_info_record(docs: dict[str, Document]) -> None:
+    score = score_extraction(reply("T1 | T2 | E", "T6 | T7 | k", "T6 | T7 | SUBSTRATE", "T2 | T1 | E", "x"), None,
+                             gold_of(docs["90000001"]))  # fmt: skip
+    assert score.as_info() == {
+        "mode": "extraction",
+        "relations": [["T1", "T2", "INHIBITOR"], ["T6", "T7", "SUBSTRATE"]],
+        "tp": 1, "fp": 1, "fn": 3,
+        "malformed": 1, "unknown_id": 0, "wrong_entity_type": 1, "duplicate": 1,
+        "invalid_reason": None, "format_reason": "malformed_line",
+    }  # fmt: skip
+    assert (score.accuracy, score.reward()) == (1 / 3, 1 / 3)  # 2TP / (2TP + FP + FN) = 2 / 6; format 0
+
+
+def test_never_raises_and_caches(docs: dict[str, Document]) -> None:
+    gold = gold_of(docs["90000001"])
+    broken = score_extraction(12345, None, gold)  # type: ignore[arg-type]
+    assert (broken.accuracy, broken.format, broken.format_reason) == (0.0, 0.0, "scoring_error")
+    assert broken.invalid_reason.startswith("scoring_error: AttributeError")
+    cache = ExtractionScoreCache(size=2)
+    first = cache.score(reply(*ALL4), None, gold)
+    assert cache.score(reply(*ALL4), None, gold) is first and len(cache) == 1
+    other = cache.score(reply(*ALL4), None, gold_of(docs["90000004"]))
+    assert other.accuracy == 0.0 and len(cache) == 2
+
+
+def test_long_replies_parse_in_linear_time() -> None:
+    """A 1 MB answer of valid lines is read whole (work is one pass; no time asserted)."""
+    parsed = parse_extraction(THINK + "<relations>\n" + "T1 | T2 | E\n" * 80_000 + "</relations>")
+    assert parsed.lines is not None and len(parsed.lines) == 80_000
+
+
+# -------------------------------------------------------------------------------------------- gaming
+
+NEXT_TYPE = {name: RELATION_NAMES[(i + 1) % len(RELATION_NAMES)] for i, name in enumerate(RELATION_NAMES)}
+
+
+def every_pair_every_type(doc: Document) -> list[tuple[str, str, str]]:
+    return [(c, g, t) for c, g in candidate_pairs(doc) for t in RELATION_NAMES]
+
+
+def every_sentence_pair_inhibitor(doc: Document) -> list[tuple[str, str, str]]:
+    return [(c, g, "INHIBITOR") for c, g in candidate_pairs(doc)]
+
+
+def every_pair_inhibitor(doc: Document) -> list[tuple[str, str, str]]:
+    gold = gold_of(doc)
+    return [(c, g, "INHIBITOR") for c in sorted(gold.chemicals) for g in sorted(gold.genes)]
+
+
+def plausible(doc: Document) -> list[tuple[str, str, str]]:
+    """The gold answer with one mistake per abstract: its first triple gets the next type."""
+    triples = sorted(gold_of(doc).relations)
+    if triples:
+        triples[0] = (triples[0][0], triples[0][1], NEXT_TYPE[triples[0][2]])
+    return triples
+
+
+def per_doc(documents: list[Document], strategy) -> list[float]:
+    return [score_extraction(THINK + answer_block(strategy(d)), None, gold_of(d)).accuracy for d in documents]
+
+
+# fmt: off
+@pytest.mark.parametrize(
+    ("strategy", "expected", "mean"),
+    [
+        (every_pair_every_type, [1 / 7, 6 / 55, 4 / 93, 0.0, 5 / 48, 1 / 7, 1 / 7, 2 / 27, 6 / 55], 0.0964),
+        (every_sentence_pair_inhibitor, [0.25, 0.0, 2 / 9, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 0.0525),
+        (every_pair_inhibitor, [0.125, 0.0, 1 / 9, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 0.0262),
+        (plausible, [0.75, 2 / 3, 0.5, 1.0, 0.8, 0.75, 0.75, 2 / 3, 2 / 3], 0.7278),
+    ],
+    ids=["every-same-sentence-pair-every-type", "every-same-sentence-pair-inhibitor", "every-pair-inhibitor",
+         "plausible"],
+)
+# fmt: on
+def test_gaming_scores_far_below_a_plausible_answer(docs, strategy, expected, mean) -> None:
+    """Listing every same-sentence pair with all 13 types keeps every gold triple (recall 1) and still scores
+    0.096 on average, the most frequent type (INHIBITOR) on every pair 0.026-0.053, against 0.728 for an answer
+    with one wrong type per abstract. The abstract without relations scores 0 for any guess."""
+    scores = per_doc(list(docs.values()), strategy)
+    assert scores == pytest.approx(expected, abs=1e-12)
+    assert round(sum(scores) / len(scores), 4) == mean
+
+
+# ------------------------------------------------------------------------------------ official metric
+
+
+def agrees_with_official(doc: Document, triples: list[tuple[str, str, str]]) -> None:
+    """Per-document F1 equals the official metric on that one document (``zero_division=1``: both empty is 1)."""
+    gold = gold_of(doc)
+    score = score_extraction(THINK + answer_block(triples), None, gold)
+    gold_rows = [(doc.pmid, r.arg1, r.arg2, r.type) for r in doc.relations]
+    rows = [(doc.pmid, c, g, t) for c, g, t in triples]
+    official = score_relations(gold_rows, rows, pairs=official_pairs([doc]), zero_division=1.0)
+    assert (score.tp, score.fp, score.fn) == (official.tp, official.fp, official.fn), doc.pmid
+    assert score.accuracy == official.f1, doc.pmid
+
+
+def noisy(doc: Document, seed: int) -> list[tuple[str, str, str]]:
+    """Half the gold triples, retyped at random one time in three, plus random same-sentence guesses."""
+    rng = random.Random(f"{seed}:{doc.pmid}")
+    kept = [(c, g, rng.choice(RELATION_NAMES) if rng.random() < 1 / 3 else t)
+            for c, g, t in sorted(gold_of(doc).relations) if rng.random() < 0.5]  # fmt: skip
+    guesses = [(c, g, rng.choice(RELATION_NAMES)) for c, g in candidate_pairs(doc) if rng.random() < 0.3]
+    return list(dict.fromkeys(kept + guesses))
+
+
+def gold_answer(doc: Document) -> list[tuple[str, str, str]]:
+    return sorted(gold_of(doc).relations)
+
+
+STRATEGIES = [
+    every_pair_every_type, every_sentence_pair_inhibitor, every_pair_inhibitor, plausible, gold_answer,
+    lambda d: [], lambda d: noisy(d, 0), lambda d: noisy(d, 1),
+]  # fmt: skip
+
+
+def test_per_document_f1_is_the_official_metric_on_the_fixture(docs: dict[str, Document]) -> None:
+    for doc in docs.values():
+        for strategy in STRATEGIES:
+            agrees_with_official(doc, strategy(doc))
+
+
+@pytest.mark.skipif(not REAL_SAMPLE, reason="set DRUGPROT_REAL_SAMPLE to the 350-abstract real training sample")
+def test_per_document_f1_is_the_official_metric_on_the_real_sample() -> None:
+    documents = load_documents("train", REAL_SAMPLE)
+    assert len(documents) == 350
+    for doc in documents:
+        for strategy in STRATEGIES:
+            agrees_with_official(doc, strategy(doc))
+    means = {s.__name__: round(sum(per_doc(documents, s)) / 350, 4) for s in STRATEGIES[:4]}
+    assert means == {  # mean per-abstract accuracy; 103 of the 350 abstracts have no relation
+        "every_pair_every_type": 0.1035,
+        "every_sentence_pair_inhibitor": 0.1695,
+        "every_pair_inhibitor": 0.0522,
+        "plausible": 0.7799,
+    }
+
+
+# ------------------------------------------------------------------------------------ the v1 taskset
+
+
+def v1_tasks(**knobs: Any) -> list[Any]:
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
+
+    return DrugprotTaskset(DrugprotConfig(id="drugprot", split="train", data_path=str(FIXTURE_JSONL), **knobs)).load()
+
+
+def test_v1_taskset_in_extraction_mode() -> None:
+    tasks = v1_tasks(mode="extraction")
+    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
+    assert [t.key for t in tasks] == [q.key for q in questions]
+    assert [(t.data.prompt, t.data.system_prompt) for t in tasks] == [(q.prompt, q.system_prompt) for q in questions]
+    assert [ExtractionGold.from_record(t.data.extraction) for t in tasks] == [q.gold for q in questions]
+    assert all(asyncio.run(t.validate(None)) for t in tasks)  # the gold answer scores full marks
+    # the data survives the wire (verifiers rebuilds tasks from the dumped data)
+    from drugprot.envs.taskset import DrugprotData
+
+    assert DrugprotData.model_validate(tasks[0].data.model_dump()) == tasks[0].data
+    assert v1_tasks()[0].key == "90000001:T1:T2"  # pair mode stays the default
+
+
+@pytest.mark.parametrize(("pmid", "content", "reasoning", "accuracy", "fmt", "counts", "rejected", "invalid",
+                          "fmt_reason"), TABLE)  # fmt: skip
+async def test_v1_task_score(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid, fmt_reason) -> None:
+    from tests.core.test_parsing import make_trace
+
+    (task,) = [t for t in v1_tasks(mode="extraction", accuracy_weight=0.5, format_weight=0.25) if t.key == pmid]
+    trace = make_trace(task, content, reasoning)
+    await task.score(trace)
+    assert trace.errors == []
+    assert trace.rewards["accuracy"].score == pytest.approx(accuracy, abs=1e-12)
+    assert (trace.rewards["format"].score, trace.metrics["answered"]) == (fmt, float(invalid is None))
+    assert (trace.rewards["accuracy"].weight, trace.rewards["format"].weight) == (0.5, 0.25)
+    assert trace.reward == pytest.approx(accuracy * 0.5 + fmt * 0.25)
+    info = trace.info[INFO_KEY]
+    assert (info["mode"], info["tp"], info["fp"], info["fn"], info["format_reason"]) == ("extraction", *counts,
+                                                                                           fmt_reason)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------- the v0 stack
+
+HAS_LEGACY = __import__("importlib").util.find_spec("verifiers.legacy") is not None
+legacy_only = pytest.mark.skipif(not HAS_LEGACY, reason="verifiers >= 0.4 has no legacy (v0) stack")
+
+
+@legacy_only
+def test_legacy_rows_match_v1() -> None:
+    from drugprot.envs.legacy import load_environment
+
+    env = load_environment(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    rows = env.get_eval_dataset().to_list()
+    tasks = v1_tasks(mode="extraction")
+    assert env.system_prompt == extraction.system_prompt()
+    assert [(r["info"]["key"], r["prompt"][1]["content"], r["info"]["extraction"]) for r in rows] == [
+        (t.key, t.data.prompt, t.data.extraction) for t in tasks
+    ]
+    assert rows[3]["answer"] == "<relations>\nnone\n</relations>"
+    completion = [{"role": "assistant", "content": reply("T1 | T2 | e", "x")}]
+    assert env.parser.parse_answer(completion) == "T1 | T2 | INHIBITOR"
+
+
+@legacy_only
+@pytest.mark.parametrize(("pmid", "content", "reasoning", "accuracy", "fmt", "counts", "rejected", "invalid",
+                          "fmt_reason"), TABLE)  # fmt: skip
+def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid,
+                                     fmt_reason) -> None:  # fmt: skip
+    from drugprot.envs.legacy import load_environment
+    from tests.core.test_parsing import make_trace
+    from tests.envs.test_legacy import _scripted_client
+
+    env = load_environment(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    (row,) = [r for r in env.get_eval_dataset() if r["info"]["key"] == pmid]
+    output = asyncio.run(env.run_rollout(row, _scripted_client(content, reasoning), "scripted-model", {}))
+    (task,) = [t for t in v1_tasks(mode="extraction") if t.key == pmid]
+    trace = make_trace(task, content, reasoning)
+    asyncio.run(task.score(trace))
+    assert output["reward"] == trace.reward == pytest.approx(accuracy + 0.1 * fmt)
+    assert (output["accuracy"], output["format"], output["answered"]) == (
+        trace.rewards["accuracy"].score, trace.rewards["format"].score, trace.metrics["answered"]
+    )  # fmt: skip
+    assert output["info"][INFO_KEY] == trace.info[INFO_KEY]
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+
+def e2e_replies() -> tuple[list[ExtractionQuestion], dict[str, Any]]:
+    """The fixture's extraction questions and one scripted reply per abstract (perfect unless said)."""
+    from drugprot.tools.serve import Reply
+
+    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
+    replies = {q.key: Reply(THINK + answer_block(sorted(q.gold.relations))) for q in questions}
+    replies["90000001"] = Reply(reply("T1 | T2 | E", "T3 | T4 | K"))  # F1 2/3
+    replies["90000002"] = Reply(reply("T3 | T4 | I", "T9 | T4 | I"))  # one right of three, an unknown id: 1/2
+    replies["90000004"] = Reply(reply("T1 | T2 | E"))  # a relation where there is none: 0
+    replies["90000005"] = Reply("<relations>\nT1 | T2 | I\n</relations>")  # no reasoning: 0
+    replies["90000009"] = Reply(answer_block(sorted(questions[8].gold.relations)), reasoning_content="It binds.")
+    return questions, replies
+
+
+E2E_ACCURACY = [0.6667, 0.5, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+"""Accuracy of ``e2e_replies`` by abstract, in PMID order."""
+
+
+def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
+    """A real ``vf-eval drugprot --env.taskset.mode extraction`` (``eval`` on 0.3.x) against a local server:
+    every trace records the reward and the prediction record of its abstract's scripted reply."""
+    from drugprot.tools.serve import OpenAIServer, scripted_responder
+    from tests.e2e import read_episodes, run_vf_eval, trace_results
+
+    questions, replies = e2e_replies()
+    gold = {q.key: q.gold for q in questions}
+    expected = {key: score_extraction(r.content, r.reasoning_content, gold[key]) for key, r in replies.items()}
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        extra = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train",
+                 "--env.taskset.mode", "extraction"]  # fmt: skip
+        run_dir = run_vf_eval("drugprot", server.base_url, tmp_path / "outputs", n=9, timeout=900, extra_args=extra)
+        requests = server.chat_requests
+    assert requests[0]["messages"][0] == {"role": "system", "content": extraction.system_prompt()}
+    results = {r.task_key: r for r in trace_results(read_episodes(run_dir))}
+    assert sorted(results) == sorted(replies)
+    for key, score in expected.items():
+        r = results[key]
+        assert r.ok, (key, r.errors)
+        assert (r.rewards["accuracy"], r.rewards["format"], r.metrics["answered"]) == (
+            score.accuracy, score.format, float(score.answered)
+        ), key  # fmt: skip
+        assert r.reward == pytest.approx(score.accuracy + 0.1 * score.format)
+        assert r.info[INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
+        assert r.task_data["extraction"] == gold[key].as_record()
+    assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == E2E_ACCURACY
+    assert results["90000002"].info[INFO_KEY]["unknown_id"] == 1
+
+
+@legacy_only
+def test_legacy_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
+    """The legacy ``vf-eval drugprot -m trinity-mini -a '{"mode": "extraction", ...}' -s`` (verifiers 0.3.x) on
+    the same replies: the same rewards and prediction records, read back from ``results.jsonl``."""
+    from drugprot.tools.serve import OpenAIServer, scripted_responder
+    from tests.e2e import read_legacy_results, run_legacy_vf_eval, write_endpoints_toml
+
+    questions, replies = e2e_replies()
+    gold = {q.key: q.gold for q in questions}
+    expected = {key: score_extraction(r.content, r.reasoning_content, gold[key]) for key, r in replies.items()}
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        write_endpoints_toml(tmp_path, "trinity-mini", "trinity-mini", server.base_url)
+        run_dir = run_legacy_vf_eval(
+            "drugprot", "trinity-mini", tmp_path, tmp_path / "outputs", n=9, timeout=900,
+            env_args={"split": "train", "data_path": str(FIXTURE_JSONL), "mode": "extraction"},
+        )  # fmt: skip
+    rows, _ = read_legacy_results(run_dir)
+    assert sorted(row["info"]["key"] for row in rows) == sorted(replies)
+    for row in rows:
+        score = expected[row["info"]["key"]]
+        assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
+            pytest.approx(score.accuracy + 0.1 * score.format), score.accuracy, score.format, float(score.answered)
+        )  # fmt: skip
+        assert row["info"][INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}
+
+
+# --------------------------------------------------------------------------------------------- properties
+
+
+def test_any_reply_scores_without_error_and_within_bounds(docs: dict[str, Document]) -> None:
+    """Replies assembled from the format's own pieces (tags, ids, separators, types, newlines, junk) always
+    score: no scoring error, accuracy and format in [0, 1], counts consistent with the answer."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    gold = gold_of(docs["90000001"])
+    tokens = ["<think>", "</think>", "<relations>", "</relations>", "none", "T1", "T2", "T3", "T4", "T9", " | ", "|"]
+    tokens += ["\n", " ", "E", "SUBSTRATE", "k", "(E)", "x", "\\boxed{E}", "é"]
+    pieces = st.sampled_from(tokens)
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(pieces, max_size=40), st.one_of(st.none(), st.sampled_from(["", "Because.", "<think>"])))
+    def check(parts: list[str], reasoning: str | None) -> None:
+        score = score_extraction("".join(parts), reasoning, gold)
+        assert score.format_reason != "scoring_error"
+        assert 0.0 <= score.accuracy <= 1.0 and score.format in (0.0, 1.0)
+        assert score.tp + score.fn == len(gold.relations) and score.tp + score.fp == len(score.relations)
+        assert (score.format == 1.0) is (score.format_reason is None)
+
+    check()

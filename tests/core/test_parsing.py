@@ -1,0 +1,338 @@
+"""The reply parser's specification, scored through the real verifiers v1 path (``await task.score``)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import verifiers.v1 as vf
+from verifiers.v1.graph import MessageNode
+from verifiers.v1.types import AssistantMessage, UserMessage
+
+from drugprot.core import parsing
+from drugprot.core.scoring import score_reply
+from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotData, DrugprotTask
+
+GOLD = ["INHIBITOR", "SUBSTRATE"]  # a multi-label pair: E and K are both correct
+T = "<think>The text says the chemical inhibits the enzyme.</think>"
+
+# (content, reasoning_content, expected letter, accuracy, format, invalid reason, format reason)
+INCOMPLETE = ("reasoning_incomplete", "reasoning_incomplete")
+CASES = [
+    (T + "\\boxed{E}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{K}", None, "K", 1, 1, None, None),
+    (T + "\\boxed{A}", None, "A", 0, 1, None, None),
+    (T + "\\boxed{ e }", None, "E", 1, 1, None, None),
+    (T + "\\boxed{\\text{E}}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{\\textbf{e}}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{$E$}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{ \\text { $ \\mathbf{E} $ } }", None, "E", 1, 1, None, None),
+    (T + "\\boxed{(E)}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{E. INHIBITOR}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{E) INHIBITOR}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{e. Inhibitor}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{E: inhibitor}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{inhibitor}", None, "E", 1, 1, None, None),
+    (T + "\\boxed{Substrate}", None, "K", 1, 1, None, None),
+    (T + "\\boxed{substrate_product_of}", None, "L", 0, 1, None, None),
+    (T + "\\boxed{SUBSTRATE-PRODUCT-OF}", None, "L", 0, 1, None, None),
+    (T + "\\boxed{indirect_downregulator}", None, "A", 0, 1, None, None),
+    (T + "\\boxed{Indirect Upregulator}", None, "B", 0, 1, None, None),
+    (T + "\\boxed{Part-Of}", None, "M", 0, 1, None, None),
+    (T + "\n\n**Answer:** \\boxed{E}", None, "E", 1, 1, None, None),
+    ("The chemical inhibits it.</think>\\boxed{E}", None, "E", 1, 1, None, None),  # template opened <think>
+    ("\\boxed{E}", "It inhibits the enzyme.", "E", 1, 1, None, None),  # reasoning_content (vLLM parser)
+    ("<think>\\boxed{A}</think>\\boxed{E}", None, "E", 1, 1, None, None),  # a box inside reasoning is ignored
+    # no completed, non-empty reasoning block before the answer: no accuracy, one reason
+    ("\\boxed{E}", None, None, 0, 0, *INCOMPLETE),  # a non-reasoning model
+    ("The answer is \\boxed{E}.", "  \n", None, 0, 0, *INCOMPLETE),  # blank reasoning_content
+    ("<think>  </think>\\boxed{E}", None, None, 0, 0, *INCOMPLETE),
+    ("<think><think></think>\\boxed{E}", None, None, 0, 0, *INCOMPLETE),  # a block made only of tags
+    ("<think></think></think>\\boxed{E}", None, None, 0, 0, *INCOMPLETE),
+    ("\\boxed{E}", "<think></think>", None, 0, 0, *INCOMPLETE),
+    ("<think>it inhibits", None, None, 0, 0, *INCOMPLETE),  # cut off while thinking
+    ("<think>so \\boxed{E}", None, None, 0, 0, *INCOMPLETE),  # ... with a box written while thinking
+    ("so \\boxed{E}", None, None, 0, 0, *INCOMPLETE),  # ... after a template that opened <think>
+    (T, None, None, 0, 0, *INCOMPLETE),  # nothing after the reasoning
+    ("", "thinking only", None, 0, 0, *INCOMPLETE),  # vLLM's split of a reply without </think>
+    (T + "<think>second thoughts \\boxed{E}", None, None, 0, 0, *INCOMPLETE),  # thinking again, cut off
+    # format: one box after the reasoning and no think tag there
+    (T + "\\boxed{E}", "separate reasoning too", "E", 1, 0, None, "stray_think_tag"),
+    (T + "\\boxed{A} or rather \\boxed{E}", None, "E", 1, 0, None, "several_boxed_answers"),
+    (T + "\\boxed{E} or rather \\boxed{A}", None, "A", 0, 0, None, "several_boxed_answers"),
+    (T + "\\boxed{A}</think>\\boxed{E}", None, "E", 1, 0, None, "several_boxed_answers"),  # a stray </think>
+    (T + "\\boxed{\\boxed{E}}", None, "E", 1, 0, None, "several_boxed_answers"),
+    (T + "Final answer:</think> \\boxed{E}", None, "E", 1, 0, None, "stray_think_tag"),
+    (T + "<think>checked again</think>\\boxed{E}", None, "E", 1, 0, None, "stray_think_tag"),
+    (T + "<think>maybe \\boxed{E}</think>", None, None, 0, 0, "no_boxed_answer", "no_boxed_answer"),
+    (
+        "<think>I pick \\boxed{E}</think>Final answer above.",
+        None,
+        None,
+        0,
+        0,
+        "no_boxed_answer",
+        "no_boxed_answer",
+    ),
+    (T + "The answer is E.", None, None, 0, 0, "no_boxed_answer", "no_boxed_answer"),
+    (T + "\\boxed{E", None, None, 0, 0, "no_boxed_answer", "no_boxed_answer"),
+    (T + "\\boxed{A} then \\boxed{E", None, None, 0, 0, "no_boxed_answer", "no_boxed_answer"),  # last box cut off
+    (T + "\\boxed{Z}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{N}", None, None, 0, 0, "unknown_answer", "unknown_answer"),  # N is not offered here
+    (T + "\\boxed{NO-RELATION}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{EK}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{E or K}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{Inhibitor of CYP3A4}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{\u0131}", None, None, 0, 0, "unknown_answer", "unknown_answer"),  # dotless i is not I
+    (T + "\\boxed{\u0131nhibitor}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{\u017fubstrate}", None, None, 0, 0, "unknown_answer", "unknown_answer"),  # long s is not S
+    (T + "\\boxed{\uff25}", None, None, 0, 0, "unknown_answer", "unknown_answer"),  # fullwidth E
+    (T + "\\boxed{E.\u00a0INHIBITOR}", None, None, 0, 0, "unknown_answer", "unknown_answer"),  # NBSP
+    (T + "\\boxed{" + "\\text{" * 40 + "E" + "}" * 40 + "}", None, None, 0, 0, "unknown_answer", "unknown_answer"),
+    (T + "\\boxed{E. AGONIST}", None, None, 0, 0, "letter_label_mismatch", "letter_label_mismatch"),
+    ("  \n", "  ", None, 0, 0, "empty_reply", "empty_reply"),
+    ("<think></think>", None, None, 0, 0, "empty_reply", "empty_reply"),
+    (None, None, None, 0, 0, "empty_reply", "empty_reply"),
+]
+
+# Replies when the task offers N. NO-RELATION and the pair has no gold relation.
+NR_CASES = [
+    (T + "\\boxed{N}", "N", 1, 1),
+    (T + "\\boxed{no relation}", "N", 1, 1),
+    (T + "\\boxed{NO_RELATION}", "N", 1, 1),
+    (T + "\\boxed{N. NO-RELATION}", "N", 1, 1),
+    (T + "\\boxed{E}", "E", 0, 1),
+]
+
+
+def make_task(labels: list[str], with_no_relation: bool = False) -> DrugprotTask:
+    data = DrugprotData(
+        prompt="q",
+        system_prompt="s",
+        pmid="1",
+        arg1="T1",
+        arg2="T2",
+        labels=labels,
+        chemical="c",
+        gene="g",
+        with_no_relation=with_no_relation,
+    )
+    return DrugprotTask(data, DrugprotConfig(id="drugprot").task)
+
+
+def make_trace(task: DrugprotTask, content: str | None, reasoning: str | None) -> vf.Trace:
+    return vf.Trace(
+        agent=vf.AgentInfo(config=vf.AgentConfig()),
+        task=vf.TraceTask(type="DrugprotTask", data=task.data),
+        nodes=[
+            MessageNode(parent=None, message=UserMessage(content="q"), sampled=False),
+            MessageNode(parent=0, message=AssistantMessage(content=content, reasoning_content=reasoning), sampled=True),
+        ],
+    )
+
+
+def test_table_is_big_enough() -> None:
+    assert len(CASES) >= 60
+    covered = {case[5] for case in CASES} | {case[6] for case in CASES}
+    assert set(parsing.REASONS) <= covered
+
+
+@pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
+async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt, invalid, fmt_reason) -> None:
+    task = make_task(GOLD)
+    trace = make_trace(task, content, reasoning)
+    await task.score(trace)
+    assert trace.errors == []
+    assert trace.rewards["accuracy"].score == accuracy
+    assert trace.rewards["format"].score == fmt
+    assert trace.rewards["accuracy"].weight == 1.0
+    assert trace.rewards["format"].weight == 0.1
+    assert trace.reward == pytest.approx(accuracy * 1.0 + fmt * 0.1)
+    assert trace.metrics["answered"] == float(letter is not None)
+    assert trace.info[INFO_KEY] == {
+        "letter": letter,
+        "label": {
+            "E": "INHIBITOR",
+            "K": "SUBSTRATE",
+            "A": "INDIRECT-DOWNREGULATOR",
+            "L": "SUBSTRATE_PRODUCT-OF",
+            "B": "INDIRECT-UPREGULATOR",
+            "M": "PART-OF",
+            None: None,
+        }[letter],
+        "invalid_reason": invalid,
+        "format_reason": fmt_reason,
+        "versions": None,  # what the task data carries (a task built by hand: nothing)
+    }
+
+
+@pytest.mark.parametrize(("content", "letter", "accuracy", "fmt"), NR_CASES)
+async def test_no_relation_option(content, letter, accuracy, fmt) -> None:
+    task = make_task(["NO-RELATION"], with_no_relation=True)
+    trace = make_trace(task, content, None)
+    await task.score(trace)
+    assert (
+        trace.info[INFO_KEY]["letter"],
+        trace.rewards["accuracy"].score,
+        trace.rewards["format"].score,
+    ) == (letter, accuracy, fmt)
+
+
+async def test_weights_come_from_config() -> None:
+    config = DrugprotConfig(id="drugprot", accuracy_weight=0.7, format_weight=0.3).task
+    task = DrugprotTask(make_task(GOLD).data, config)
+    trace = make_trace(task, T + "\\boxed{E} \\boxed{E}", None)  # accurate, bad format
+    await task.score(trace)
+    assert trace.rewards["accuracy"].weight == 0.7
+    assert trace.rewards["format"].weight == 0.3
+    assert trace.reward == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("junk", ["\\boxed{" * 50, "}" * 10 + "\\boxed{}", "\x00\\boxed{\ud800}", "</think>" * 3])
+def test_scoring_never_raises(junk: str) -> None:
+    score = score_reply(junk, junk, GOLD)
+    assert score.accuracy == 0.0 and score.letter is None and score.invalid_reason is not None
+
+
+def test_braces_balance_inside_the_box() -> None:
+    assert parsing.parse_reply(T + "\\boxed{\\text{E}}").letter == "E"
+    assert parsing.parse_reply(T + "\\boxed{\\text{E}} {x}").letter == "E"
+    assert parsing.parse_reply(T + "\\boxed{{E}").invalid_reason == "no_boxed_answer"
+
+
+# ------------------------------------------------------------------------------------ properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# Pieces that matter to the parser, and some that look like letters but are not ASCII.
+PIECES = [
+    "<think>", "</think>", "\\boxed{", "{", "}", "\\text{", "\\textbf {", "$", "(", ")", ".", ":", " ", "\n",
+    "E", "e", "K", "N", "INHIBITOR", "inhibitor", "_", "-", "or", "\u0131", "\u017f", "\uff25", "\ud800", "\U0001f600",
+]  # fmt: skip
+replies = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+LETTERS = "ABCDEFGHIJKLM"
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(content=st.one_of(st.none(), replies, st.text()), reasoning=st.one_of(st.none(), replies, st.text()))
+def test_parser_never_raises_and_explains_every_failure(content, reasoning) -> None:
+    parsed = parsing.parse_reply(content, reasoning)
+    assert (parsed.letter is None) == (parsed.invalid_reason is not None)
+    assert parsed.invalid_reason is None or parsed.invalid_reason in parsing.REASONS
+    assert parsed.format_reason is None or parsed.format_reason in parsing.REASONS
+    score = score_reply(content, reasoning, GOLD)
+    assert score.invalid_reason is None or not score.invalid_reason.startswith("scoring_error")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(
+    first=st.sampled_from(LETTERS),
+    second=st.sampled_from(LETTERS),
+    joiner=st.sampled_from([" or ", "/", ", ", "-", " and ", "", " | ", " to ", "\\text{ or }", "; "]),
+    lower=st.booleans(),
+)
+def test_hedges_ranges_and_several_letters_never_answer(first, second, joiner, lower) -> None:
+    hedge = f"{first}{joiner}{second}"
+    hedge = hedge.lower() if lower else hedge
+    parsed = parsing.parse_reply(f"{T}\\boxed{{{hedge}}}")  # "EE" is no letter either
+    assert parsed.letter is None and parsed.invalid_reason in ("unknown_answer", "letter_label_mismatch")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(char=st.characters(exclude_categories=["Cs"]).filter(lambda c: not c.isascii()))
+def test_no_non_ascii_character_is_a_letter_or_part_of_a_name(char) -> None:
+    assert parsing.parse_reply(f"{T}\\boxed{{{char}}}").letter is None
+    assert parsing.parse_reply(f"{T}\\boxed{{{char}NHIBITOR}}").letter is None
+    assert parsing.parse_reply(f"{T}\\boxed{{E. {char}NHIBITOR}}").letter is None
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(reasoning=replies, answer=replies)
+def test_no_answer_without_completed_reasoning(reasoning, answer) -> None:
+    """Whatever the reply holds, without a </think> or separate reasoning no letter is read."""
+    content = reasoning.replace("</think>", "") + answer.replace("</think>", "")
+    assert parsing.parse_reply(content).letter is None
+
+
+def python_lines(fn, *args) -> int:
+    """How many Python lines ``fn(*args)`` executes (C-level string searches count as one line each)."""
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn(*args)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+WORK_BOUND = 3_000
+"""Python lines one parse may execute, whatever the reply: a constant, so no step loops over the reply."""
+
+ADVERSARIAL = {  # a unit, repeated to any length
+    "nested text wrappers": ("<think>r</think>\\boxed{", "\\text{", "E", "}", "}"),
+    "nested dollars": ("<think>r</think>\\boxed{", "$", "E", "$", "}"),
+    "nested mixed wrappers": ("<think>r</think>\\boxed{", "\\textbf {$ ", "E", " $}", "}"),
+    "open braces": ("<think>r</think>\\boxed{", "{", "", "", ""),
+    "balanced braces": ("<think>r</think>\\boxed{", "{", "", "}", "}"),
+    "many boxes": ("<think>r</think>", "\\boxed{E}", "", "", ""),
+    "many think blocks": ("", "<think>r</think>", "\\boxed{E}", "", ""),
+    "stray closes": ("<think>r", "</think>", "\\boxed{E}", "", ""),
+    "tag-only reasoning": ("", "<think>", "</think>\\boxed{E}", "", ""),
+    "long label": ("<think>r</think>\\boxed{E.", " ", "INHIBITOR", "_", "}"),
+    "no reasoning end": ("<think>", "so \\boxed{E} ", "", "", ""),
+}
+
+
+def adversarial(shape: str, n: int) -> str:
+    head, unit, middle, closer, tail = ADVERSARIAL[shape]
+    return head + unit * n + middle + closer * n + tail
+
+
+@pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
+def test_parse_work_does_not_grow_with_the_reply(shape) -> None:
+    small = python_lines(parsing.parse_reply, adversarial(shape, 10))
+    large = python_lines(parsing.parse_reply, adversarial(shape, 20_000))
+    assert len(adversarial(shape, 20_000)) > 20_000
+    assert small <= WORK_BOUND and large <= WORK_BOUND
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(unit=replies.filter(bool), reasoning=st.one_of(st.none(), replies))
+def test_parse_work_is_bounded_for_any_repeated_shape(unit, reasoning) -> None:
+    assert python_lines(parsing.parse_reply, unit * 2_000, reasoning) <= WORK_BOUND
+
+
+# ------------------------------------------------------------------------------------ score cache
+
+
+def test_score_cache_keeps_digests_not_replies() -> None:
+    from drugprot.core.scoring import ScoreCache
+
+    cache = ScoreCache(size=4)
+    replies = [T + f"\\boxed{{{letter}}}" + " " * 1_000_000 for letter in "ABCDEFGH"]
+    scores = [cache.score(reply, None, GOLD) for reply in replies]
+    assert [s.letter for s in scores] == list("ABCDEFGH")
+    assert len(cache) == 4
+    assert all(len(key) == 16 for key in cache._entries)
+    assert all(len(str(value)) < 300 for value in cache._entries.values())  # scores only, no reply text
+    assert cache.score(replies[-1], None, GOLD) is scores[-1]  # a hit
+    assert cache.score(replies[-1], None, ["AGONIST"]).accuracy == 0.0  # the gold is part of the key
+    assert cache.score(replies[-1], None, GOLD, with_no_relation=True) is not scores[-1]
+    assert cache.score(None, None, GOLD) is not cache.score("", None, GOLD)  # None and "" are different keys
+    assert len(cache) == 4
+
+
+def test_score_cache_scores_non_text_as_an_error_instead_of_raising() -> None:
+    from drugprot.core.scoring import ScoreCache
+
+    score = ScoreCache().score([{"type": "text", "text": "x"}], None, GOLD)  # type: ignore[arg-type]
+    assert (score.accuracy, score.format) == (0.0, 0.0)
+    assert score.invalid_reason is not None and score.invalid_reason.startswith("scoring_error")
