@@ -61,6 +61,10 @@ RELATION_NAMES: tuple[str, ...] = tuple(label.name for label in RELATION_LABELS)
 """Official names of the 13 scored classes, in order (what the official scorer calls ``rel_types``)."""
 
 
+LABEL_ORDER: dict[str, int] = {label.name: i for i, label in enumerate((*RELATION_LABELS, NO_RELATION))}
+"""Official name -> rank in the official order (A..M, then NO-RELATION): the one sort order of labels."""
+
+
 @cache
 def options(with_no_relation: bool = False) -> tuple[Label, ...]:
     """The answer options offered to the model: A-M, plus N=NO-RELATION when asked for."""

@@ -15,11 +15,10 @@ from typing import Literal
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.labels import NO_RELATION, RELATION_NAMES
+from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.schema import Document, Entity
 
 Negatives = int | Literal["all"]
-_LABEL_ORDER = {name: i for i, name in enumerate((*RELATION_NAMES, NO_RELATION.name))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +48,7 @@ def positive_pairs(document: Document) -> dict[tuple[str, str], tuple[str, ...]]
         types = pairs.setdefault((rel.arg1, rel.arg2), [])
         if rel.type not in types:
             types.append(rel.type)
-    return {pair: tuple(sorted(types, key=_LABEL_ORDER.__getitem__)) for pair, types in pairs.items()}
+    return {pair: tuple(sorted(types, key=LABEL_ORDER.__getitem__)) for pair, types in pairs.items()}
 
 
 @gc_paused()  # see drugprot.core._gc

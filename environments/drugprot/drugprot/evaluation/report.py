@@ -47,7 +47,7 @@ from typing import Any
 
 from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
-from drugprot.core.labels import NO_RELATION, RELATION_NAMES, letter_of, options
+from drugprot.core.labels import LABEL_ORDER, NO_RELATION, RELATION_NAMES, letter_of, options
 from drugprot.core.metrics import (
     RelationRow,
     Scores,
@@ -78,8 +78,7 @@ INVALID = "INVALID"
 ROLLOUT_ERROR = "rollout_error"
 """Invalid reason of a rollout that failed before any reply (provider error, timeout ...)."""
 V1_FILE, LEGACY_FILE = "traces.jsonl", "results.jsonl"
-_LABEL_ORDER = {name: i for i, name in enumerate((*RELATION_NAMES, NO_RELATION.name))}
-_KNOWN_LABELS = frozenset(_LABEL_ORDER)
+_KNOWN_LABELS = frozenset(LABEL_ORDER)
 _MAX_EXAMPLES = 10
 """Skipped records listed in the text report (``--json`` lists every one)."""
 MOSTLY_ERRORED = 0.5
@@ -794,7 +793,7 @@ def majority_label(rollouts: Sequence[Rollout]) -> str | None:
     votes = Counter(r.label for r in rollouts if r.label is not None)
     if not votes:
         return None
-    return min(votes, key=lambda label: (-votes[label], _LABEL_ORDER[label]))
+    return min(votes, key=lambda label: (-votes[label], LABEL_ORDER[label]))
 
 
 def _rows(
@@ -1162,7 +1161,7 @@ def prediction_rows(rollouts: Sequence[Rollout]) -> list[RelationRow]:
 def gold_rows(rollouts: Sequence[Rollout]) -> list[RelationRow]:
     """The gold relations of the evaluated pairs, as official rows (the report's gold set)."""
     rows = {(r.pmid, r.arg1, r.arg2, g) for r in rollouts for g in r.labels if g != NO_RELATION.name}
-    return sorted(rows, key=lambda row: (row[0], _id_key(row[1]), _id_key(row[2]), _LABEL_ORDER[row[3]]))
+    return sorted(rows, key=lambda row: (row[0], _id_key(row[1]), _id_key(row[2]), LABEL_ORDER[row[3]]))
 
 
 def export_tsv(run: Run, path: str | os.PathLike[str]) -> int:
