@@ -38,8 +38,9 @@ from typing import Any, TextIO
 from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import NO_RELATION
+from drugprot.core.options import parse_negatives
 from drugprot.core.prompts import CHEMICAL_TAGS, GENE_TAGS
-from drugprot.core.tasks import build_tasks, parse_negatives
+from drugprot.core.tasks import build_tasks
 from drugprot.evaluation.baselines import Prediction, fallback_label, lexical_label, reply_text
 from drugprot.evaluation.report import (
     V1_FILE,
