@@ -362,7 +362,7 @@ def test_v1_taskset_in_extraction_mode() -> None:
 @pytest.mark.parametrize(("pmid", "content", "reasoning", "accuracy", "fmt", "counts", "rejected", "invalid",
                           "fmt_reason"), TABLE)  # fmt: skip
 async def test_v1_task_score(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid, fmt_reason) -> None:
-    from tests.core.test_parsing import make_trace
+    from tests.envs.traces import make_trace
 
     (task,) = [t for t in v1_tasks(mode="extraction", accuracy_weight=0.5, format_weight=0.25) if t.key == pmid]
     trace = make_trace(task, content, reasoning)
@@ -405,8 +405,8 @@ def test_legacy_rows_match_v1() -> None:
 def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid,
                                      fmt_reason) -> None:  # fmt: skip
     from drugprot.envs.legacy import load_environment
-    from tests.core.test_parsing import make_trace
     from tests.envs.test_legacy import _scripted_client
+    from tests.envs.traces import make_trace
 
     env = load_environment(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
     (row,) = [r for r in env.get_eval_dataset() if r["info"]["key"] == pmid]

@@ -5,13 +5,11 @@ from __future__ import annotations
 import sys
 
 import pytest
-import verifiers.v1 as vf
-from verifiers.v1.graph import MessageNode
-from verifiers.v1.types import AssistantMessage, UserMessage
 
 from drugprot.core import parsing
 from drugprot.core.scoring import score_reply
-from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotData, DrugprotTask
+from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotTask
+from tests.envs.traces import make_task, make_trace
 
 GOLD = ["INHIBITOR", "SUBSTRATE"]  # a multi-label pair: E and K are both correct
 T = "<think>The text says the chemical inhibits the enzyme.</think>"
@@ -103,32 +101,6 @@ NR_CASES = [
     (T + "\\boxed{N. NO-RELATION}", "N", 1, 1),
     (T + "\\boxed{E}", "E", 0, 1),
 ]
-
-
-def make_task(labels: list[str], with_no_relation: bool = False) -> DrugprotTask:
-    data = DrugprotData(
-        prompt="q",
-        system_prompt="s",
-        pmid="1",
-        arg1="T1",
-        arg2="T2",
-        labels=labels,
-        chemical="c",
-        gene="g",
-        with_no_relation=with_no_relation,
-    )
-    return DrugprotTask(data, DrugprotConfig(id="drugprot").task)
-
-
-def make_trace(task: DrugprotTask, content: str | None, reasoning: str | None) -> vf.Trace:
-    return vf.Trace(
-        agent=vf.AgentInfo(config=vf.AgentConfig()),
-        task=vf.TraceTask(type="DrugprotTask", data=task.data),
-        nodes=[
-            MessageNode(parent=None, message=UserMessage(content="q"), sampled=False),
-            MessageNode(parent=0, message=AssistantMessage(content=content, reasoning_content=reasoning), sampled=True),
-        ],
-    )
 
 
 def test_table_is_big_enough() -> None:

@@ -32,7 +32,8 @@ from drugprot.core.questions import load_questions
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from tests.conftest import FIXTURE_JSONL
-from tests.core.test_parsing import CASES, GOLD, make_trace
+from tests.core.test_parsing import CASES, GOLD
+from tests.envs.traces import make_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINTS = ROOT / "configs" / "endpoints.toml"
