@@ -41,6 +41,11 @@ def test_one_table_of_weights() -> None:
 DEFAULTS = {"accuracy_weight": 1.0, "format_weight": 0.1}
 
 
+def knob_weights(knobs: dict[str, float]) -> Weights:
+    """The ``TaskOptions.weights`` of these weight-knob values (the rest at their defaults)."""
+    return TaskOptions.from_knobs(DEFAULTS | knobs).weights
+
+
 @pytest.mark.parametrize(
     ("knobs", "explicit", "rewards", "folded", "weights"),
     [
@@ -67,7 +72,7 @@ def test_fold_weights(
     knobs: dict[str, float], explicit: set[str], rewards: dict[str, Any], folded: dict[str, Any], weights: Weights
 ) -> None:
     task = vf.TaskConfig(rewards=rewards)
-    new, got = fold_weights(task, DEFAULTS | knobs, explicit)
+    new, got = fold_weights(task, knob_weights(knobs), explicit)
     assert (new.rewards, got) == (folded, weights)
     assert task.rewards == rewards  # pure: the given config is left as it was
 
@@ -75,7 +80,7 @@ def test_fold_weights(
 def test_fold_weights_refuses_a_conflict_naming_both() -> None:
     task = vf.TaskConfig(rewards={"format": Entry(weight=0.2)})
     with pytest.raises(DrugprotConfigError) as err:
-        fold_weights(task, DEFAULTS | {"format_weight": 0.3}, {"format_weight"})
+        fold_weights(task, knob_weights({"format_weight": 0.3}), {"format_weight"})
     assert str(err.value) == (
         "format_weight = 0.3 and task.rewards.format.weight = 0.2 both set the weight of the format reward; "
         "set only one of them (or both to the same value)"

@@ -14,7 +14,9 @@ the v1 taskset uses), parsing from ``drugprot.core.parsing`` and rewards from ``
   the call, before ``vf-eval`` starts any rollout.
 - The parser reads the last assistant message's ``content`` *and* ``reasoning_content`` (the legacy
   OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
-- Rewards ``accuracy`` and ``format`` carry the v1 weights; ``answered`` is a zero-weight metric. The
+- Rewards ``accuracy`` and ``format`` carry ``TaskOptions.weights`` (the validated ``accuracy_weight`` /
+  ``format_weight``: the one reading of the weights, which the v1 ``DrugprotConfig`` folds into verifiers'
+  ``task.rewards``); ``answered`` is a zero-weight metric. The
   prediction record (``letter``, ``label``, ``invalid_reason``, ``format_reason``) goes to
   ``state["info"]["drugprot"]``, with the run's ``versions`` (``drugprot.core.versions``), which the legacy
   ``results.jsonl`` keeps per rollout as ``info.drugprot`` (the v1 path keeps the same record in
@@ -357,5 +359,7 @@ def load_environment(
         eval_dataset=_builder(eval_options),
         system_prompt=extraction.system_prompt() if extracting else system_prompt(eval_options.with_no_relation),
         parser=parser,
-        rubric=make_rubric(parser, eval_options.weights, versions_record(data_path, revision)),
+        rubric=make_rubric(
+            parser, eval_options.weights, versions_record(eval_options.data_path, eval_options.revision)
+        ),
     )
