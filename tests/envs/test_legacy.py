@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import importlib.util
-import inspect
 import json
 import os
 import shlex
@@ -31,7 +30,7 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
-from tests.conftest import FIXTURE_JSONL
+from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
 from tests.core.test_parsing import CASES, GOLD
 from tests.envs.traces import make_trace
 
@@ -84,16 +83,6 @@ LABEL_OF = {"A": "INDIRECT-DOWNREGULATOR", "B": "INDIRECT-UPREGULATOR", "E": "IN
             "L": "SUBSTRATE_PRODUCT-OF", "M": "PART-OF", None: None}  # fmt: skip
 
 
-def v1_knobs() -> dict[str, Any]:
-    """DrugprotConfig's own fields (not the base TasksetConfig's) and their defaults."""
-    import verifiers.v1 as vf
-
-    from drugprot.envs.taskset import DrugprotConfig
-
-    base = set(vf.TasksetConfig.model_fields)
-    return {name: f.default for name, f in DrugprotConfig.model_fields.items() if name not in base}
-
-
 def v1_tasks(**knobs: Any) -> list[Any]:
     from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
@@ -115,33 +104,20 @@ def test_import_loads_no_verifiers() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_all_exports() -> None:
-    """verifiers' v1 loader takes the one Taskset subclass and the one Harness subclass of ``__all__``; the legacy
-    loader takes ``load_environment``. Every exported name resolves to the object of that role."""
-    import verifiers.v1 as vf
+@legacy_only
+def test_legacy_vf_eval_loads_the_env_by_its_id() -> None:
+    """The legacy ``vf-eval drugprot -a '{...}'`` imports the package ``drugprot`` and calls its ``load_environment``
+    with the ``-a`` arguments: verifiers' own loader gets drugprot's legacy env, built from those knobs."""
+    import verifiers.legacy as vf
+    from verifiers.legacy.utils.env_utils import import_env_module
+    from verifiers.legacy.utils.env_utils import load_environment as vf_load_environment
 
-    import drugprot
-    from drugprot.envs.harness import DrugprotHarness
-    from drugprot.envs.legacy import load_environment
-    from drugprot.envs.taskset import DrugprotEnv, DrugprotTaskset
-
-    exported = {name: getattr(drugprot, name) for name in drugprot.__all__}
-    assert exported == {
-        "DrugprotTaskset": DrugprotTaskset,
-        "DrugprotEnv": DrugprotEnv,
-        "DrugprotHarness": DrugprotHarness,
-        "load_environment": load_environment,
-    }
-    tasksets = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Taskset)]
-    harnesses = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Harness)]
-    assert (tasksets, harnesses) == ([DrugprotTaskset], [DrugprotHarness])
-
-
-def test_knobs_match_the_v1_config() -> None:
-    """Every v1 knob is a ``load_environment`` argument with the same default; ``train_split`` is the only extra."""
-    params = inspect.signature(load_environment).parameters
-    assert {name: p.default for name, p in params.items() if name != "train_split"} == v1_knobs()
-    assert params["train_split"].default == "train"
+    assert import_env_module("drugprot").load_environment is load_environment
+    args = {"split": "train", "data_path": str(FIXTURE_JSONL), "num_tasks": 3}
+    env = vf_load_environment("drugprot", **args)
+    assert isinstance(env, vf.SingleTurnEnv) and type(env.parser).__name__ == "DrugprotParser"
+    assert (env.env_id, env.env_args) == ("drugprot", args)
+    assert [r["info"]["key"] for r in env.get_eval_dataset().to_list()] == [key for key, _ in FIXTURE_ANSWERS[:3]]
 
 
 def test_v1_flags() -> None:
@@ -367,10 +343,33 @@ def test_same_prompts_as_v1(env: Any) -> None:
         )  # fmt: skip
 
 
+def two_split_tsv(directory: Path) -> Path:
+    """The official TSV layout with two different splits: ``training/`` is the fixture (9 abstracts, 27 pairs),
+    ``development/`` its first two abstracts (90000001, 90000002: 6 pairs)."""
+    for folder, prefix, keep in (
+        ("training", "training", None),
+        ("development", "development", ("90000001", "90000002")),
+    ):
+        (directory / folder).mkdir(parents=True)
+        for kind in ("abstracs", "entities", "relations"):
+            lines = (FIXTURE_TSV / f"drugprot_training_{kind}.tsv").read_text(encoding="utf-8").splitlines(True)
+            kept = [line for line in lines if keep is None or line.split("\t", 1)[0] in keep]
+            (directory / folder / f"drugprot_{prefix}_{kind}.tsv").write_text("".join(kept), encoding="utf-8")
+    return directory
+
+
 @legacy_only
-def test_train_dataset(env: Any) -> None:
-    """``train_split`` picks the training dataset (a single local file is the same split either way)."""
-    assert env.get_dataset().to_list() == env.get_eval_dataset().to_list()
+@pytest.mark.parametrize(("split", "train_split"), [("validation", "train"), ("train", "validation")])
+def test_train_split_picks_the_training_dataset(tmp_path: Path, split: str, train_split: str) -> None:
+    """``split`` is the ``eval_dataset``, ``train_split`` the training ``dataset``; each holds the tasks the v1
+    taskset selects for that split."""
+    data = str(two_split_tsv(tmp_path))
+    env = load_environment(split=split, train_split=train_split, data_path=data)
+    keys = {"train": [key for key, _ in FIXTURE_ANSWERS], "validation": [key for key, _ in FIXTURE_ANSWERS[:6]]}
+    assert [r["info"]["key"] for r in env.get_eval_dataset().to_list()] == keys[split]
+    assert [r["info"]["key"] for r in env.get_dataset().to_list()] == keys[train_split]
+    for which, dataset in ((split, env.get_eval_dataset()), (train_split, env.get_dataset())):
+        assert [r["info"]["key"] for r in dataset.to_list()] == [t.key for t in v1_tasks(split=which, data_path=data)]
 
 
 @legacy_only
@@ -536,16 +535,9 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
         trace.rewards["accuracy"].score, trace.rewards["format"].score, trace.metrics["answered"]
     ) == (accuracy, fmt, float(letter is not None))  # fmt: skip
     assert output["metrics"]["accuracy"] == accuracy and output["metrics"]["format"] == fmt
-    assert output["info"][legacy.INFO_KEY] == trace.info["drugprot"] == record
+    assert output["info"]["drugprot"] == trace.info["drugprot"] == record  # the key the report reads
     # The legacy client rejects a reply with neither content nor reasoning; the rollout still scores 0.
     assert (output.get("error") is not None) == (content is None and reasoning is None)
-
-
-@legacy_only
-def test_info_key_matches_v1() -> None:
-    from drugprot.envs.taskset import INFO_KEY
-
-    assert legacy.INFO_KEY == INFO_KEY
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -619,7 +611,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
             acc * 1.0 + fmt * 0.1, acc, fmt, float(record["letter"] is not None)
         )  # fmt: skip
         assert row["metrics"]["accuracy"] == acc and row["metrics"]["format"] == fmt
-        assert row["info"][legacy.INFO_KEY] == record
+        assert row["info"]["drugprot"] == record
         assert row.get("error") is None
     assert set(seen.values()) == {2} and len(seen) == 27
 

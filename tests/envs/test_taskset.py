@@ -1,12 +1,34 @@
-"""The v1 taskset scores replies exactly as the core does: the parser table through ``await task.score``."""
+"""The v1 taskset: verifiers finds it by the package's exports, and it scores replies exactly as the core does
+(the parser table through ``await task.score``)."""
 
 from __future__ import annotations
 
 import pytest
+from verifiers.v1.utils.loaders import env_config_type, environment_class, task_type, taskset_class, taskset_config_type
 
-from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotTask
+import drugprot
+from drugprot.envs.taskset import (
+    INFO_KEY,
+    DrugprotConfig,
+    DrugprotData,
+    DrugprotEnv,
+    DrugprotEnvConfig,
+    DrugprotTask,
+    DrugprotTaskset,
+)
 from tests.core.test_parsing import CASES, GOLD, NR_CASES, T
 from tests.envs.traces import make_task, make_trace
+
+
+def test_verifiers_resolves_the_id_drugprot_to_the_package_exports() -> None:
+    """``vf-eval drugprot`` imports the package ``drugprot`` and takes the one subclass of each role that its
+    ``__all__`` exports; the lazy public names are those same classes."""
+    assert taskset_class("drugprot") is drugprot.DrugprotTaskset is DrugprotTaskset
+    assert environment_class("drugprot") is drugprot.DrugprotEnv is DrugprotEnv
+    assert taskset_config_type("drugprot") is drugprot.DrugprotConfig is DrugprotConfig
+    assert env_config_type("drugprot") is DrugprotEnvConfig
+    assert task_type("drugprot") is drugprot.DrugprotTask is DrugprotTask
+    assert drugprot.DrugprotData is DrugprotData
 
 
 @pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
