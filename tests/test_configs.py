@@ -64,6 +64,11 @@ AFMOE_LORA_TARGETS = {
 }
 # Also in the model but never to be targeted: the router gate, the shared expert (raw parameters), ...
 AFMOE_NOT_TARGETS = {"gate", "router", "shared_expert", "embed_tokens", "lm_head", "norm", "q_norm", "k_norm"}
+# prime-rl's default LoRA target_modules at the pinned commit (test_prime_rl_default_lora_targets checks it).
+PRIME_RL_DEFAULT_TARGETS = [
+    *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
+    *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
+]
 RECIPE_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"]
 NUM_ROUTED_EXPERTS = 128
 
@@ -409,14 +414,14 @@ def test_env_sources(path: Path) -> None:
     assert agents == [{"harness": {"id": "drugprot"}, "runtime": {"type": "subprocess"}}] * 2
 
 
-def test_lora_targets_are_prime_rl_defaults_present_in_afmoe() -> None:
-    prime_rl_default = [
-        *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
-        *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
-    ]
-    assert [t for t in prime_rl_default if t in AFMOE_LORA_TARGETS] == RECIPE_TARGETS
-    assert not AFMOE_NOT_TARGETS & set(AFMOE_LORA_TARGETS)
-    assert all(re.fullmatch(r"\w+", t) for t in AFMOE_LORA_TARGETS)  # plain names: no regex matching
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_lora_targets_are_prime_rl_defaults_present_in_afmoe(path: Path) -> None:
+    """Each config targets exactly prime-rl's default LoRA targets that name AFMoE modules, in prime-rl's order:
+    no router gate or other non-target, plain names only (no regex matching)."""
+    targets = get(load_run(path), "trainer.model.lora.target_modules")
+    assert targets == [t for t in PRIME_RL_DEFAULT_TARGETS if t in AFMOE_LORA_TARGETS]
+    assert not AFMOE_NOT_TARGETS & set(targets)
+    assert all(re.fullmatch(r"\w+", t) for t in targets)
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -460,12 +465,20 @@ def test_prompt_bound_on_the_fixture_in_extraction_mode() -> None:
     )
 
 
-def test_real_sample_bound() -> None:
-    assert (REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound(), prompt_token_bound() + 2048) == (
-        5731,
-        5859,
-        7907,
-    )
+def test_base_config_quotes_its_seq_len_arithmetic() -> None:
+    """The seq_len comment of configs/drugprot.toml is the measured bound and the config's own values: the real
+    sample's longest prompt in bytes, plus the chat template overhead, plus the train completion tokens, is the
+    bound the config's seq_len holds."""
+    config = load_run(ROOT / BASE)
+    completion = get(config, "orchestrator.train.sampling.max_completion_tokens")
+    lines = (ROOT / BASE).read_text(encoding="utf-8").splitlines()
+    comment = " ".join(line.removeprefix("# ") for line in lines if line.startswith("# "))
+    size, overhead, seq_len = REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_lengths.TEMPLATE_OVERHEAD_TOKENS, config["seq_len"]
+    assert (
+        f"sample: {size:,} UTF-8 bytes -> at most {size:,} + {overhead} (chat template) tokens at <= 1 token per "
+        f"byte, + {completion:,} completion tokens = {prompt_token_bound() + completion:,}. {seq_len:,} leaves room"
+    ) in comment
+    assert seq_len >= prompt_token_bound() + completion
 
 
 def test_readme_quotes_the_measured_numbers() -> None:
@@ -645,6 +658,13 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
 def test_prime_rl_wandb_flag(rl_config: Any) -> None:
     cfg = rl_cli(rl_config, ROOT / BASE, "--monitors.wandb.project", "drugprot")
     assert (cfg.trainer.monitors.wandb.project, cfg.orchestrator.monitors.wandb.project) == ("drugprot",) * 2
+
+
+def test_prime_rl_default_lora_targets(rl_config: Any) -> None:
+    """With ``target_modules`` unset, prime-rl falls back to the default this file names."""
+    config = load_run(ROOT / BASE)
+    del config["trainer"]["model"]["lora"]["target_modules"]
+    assert rl_config.model_validate(config).trainer.model.lora.target_modules == PRIME_RL_DEFAULT_TARGETS
 
 
 def _runtime_from_drugprot_seat(c: Any) -> bool:
