@@ -113,10 +113,10 @@ SLOW_TESTS = frozenset(
         "test_report.py::test_report_on_a_real_vf_eval_run",
         "test_demo.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
-        "test_legacy.py::test_eval_config_dry_run",
+        "test_configs.py::test_eval_config_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
         "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
-        "test_legacy.py::test_readme_v1_command_dry_run",
+        "test_configs.py::test_readme_v1_command_dry_run",
         # verifiers' own model-free checker (vf-validate; validate on 0.3.x) over the fixture
         "test_validate.py::test_validate_passes_on_the_fixture_without_a_prime_login",
         "test_validate.py::test_without_the_subprocess_runtime_it_asks_for_a_prime_login",

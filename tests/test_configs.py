@@ -1,5 +1,7 @@
-"""The prime-rl configs in ``configs/``: they parse, keep the seed recipe, and avoid the mistakes prime-rl's
-own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit).
+"""The configs in ``configs/``. The prime-rl configs parse, keep the seed recipe, and avoid the mistakes prime-rl's
+own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit). The
+``vf-eval`` ones (the model aliases of ``endpoints.toml``, ``eval/*.toml``) and the README's main-job commands
+resolve to Prime Inference's Trinity-Mini and drugprot's pinned seat (dry runs of the real CLIs).
 
 Every RL config names how it is launched on a ``# Usage: uv run rl @ a.toml @ b.toml`` line; the tests
 merge that chain the way prime-rl's ``@`` files merge (tables deep-merged, everything else replaced) and
@@ -11,8 +13,11 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
+import os
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -568,6 +573,138 @@ def pitfall_config(name: str) -> dict[str, Any]:
 @pytest.mark.parametrize("name", PITFALLS)
 def test_pitfall_is_caught(name: str) -> None:
     assert problems(pitfall_config(name), prompt_token_bound()) == PITFALLS[name][1]
+
+
+# ------------------------------------------------------------------- vf-eval: model aliases, eval configs, README
+
+ENDPOINTS = CONFIGS / "endpoints.toml"
+EVAL_CONFIGS = CONFIGS / "eval"
+ROOT_README = ROOT / "README.md"
+HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
+legacy_only = pytest.mark.skipif(not HAS_LEGACY, reason="verifiers >= 0.4 has no legacy (v0) stack")
+
+
+def test_endpoint_aliases() -> None:
+    """The alias registry: exact entries (legacy ``vf-eval`` reads it from ./configs/endpoints.toml)."""
+    entries = tomllib.loads(ENDPOINTS.read_text(encoding="utf-8"))["endpoint"]
+    assert entries == [
+        {"endpoint_id": "trinity-mini", "model": "arcee/trinity-mini", "url": "https://api.pinference.ai/api/v1",
+         "key": "PRIME_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-openrouter", "model": "arcee-ai/trinity-mini",
+         "url": "https://openrouter.ai/api/v1", "key": "OPENROUTER_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-arcee", "model": "trinity-mini", "url": "https://api.arcee.ai/api/v1",
+         "key": "ARCEE_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-local", "model": "trinity-mini", "url": "http://localhost:8000/v1",
+         "key": "VLLM_API_KEY", "type": "openai_chat_completions"},
+    ]  # fmt: skip
+
+
+@legacy_only
+def test_endpoint_registry_loads_in_legacy_vf_eval() -> None:
+    """verifiers' own loader accepts the file and resolves each alias to one endpoint."""
+    from verifiers.legacy.utils.eval_utils import load_endpoints
+
+    endpoints = load_endpoints(str(ENDPOINTS))
+    resolved = {alias: [(e.model, e.base_url, e.api_key_var) for e in group] for alias, group in endpoints.items()}
+    assert resolved == {
+        "trinity-mini": [("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")],
+        "trinity-mini-openrouter": [("arcee-ai/trinity-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")],
+        "trinity-mini-arcee": [("trinity-mini", "https://api.arcee.ai/api/v1", "ARCEE_API_KEY")],
+        "trinity-mini-local": [("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY")],
+    }
+
+
+EXPECTED_EVAL = {
+    "trinity-mini.toml": ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
+    "local-vllm.toml": ("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY"),
+}
+
+
+def test_eval_configs_are_the_documented_ones() -> None:
+    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted(EXPECTED_EVAL)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_EVAL))
+def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
+    """``vf-eval @ configs/eval/<name> --dry-run`` (0.4; ``eval @ …`` on 0.3.x) accepts every key and resolves it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists():
+        pytest.skip(f"no {script.name} script next to {sys.executable}")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(script), "@", str(EVAL_CONFIGS / name), "--dry-run", "-o", str(out)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    model, base_url, key = EXPECTED_EVAL[name]
+    taskset = config["env"]["taskset"]
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (model, base_url, key)
+    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 2048)
+    assert (config["num_rollouts"], config["push"]) == (1, False)
+    assert {k: taskset[k] for k in ("id", "split", "num_tasks", "shuffle", "seed", "data_path", "negatives")} == {
+        "id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, "data_path": None,
+        "negatives": 0,
+    }  # fmt: skip
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
+README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
+README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
+PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
+
+
+def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
+    block = ROOT_README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
+    assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
+    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
+
+
+def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
+    """The README's first command resolves to Prime Inference's defaults and drugprot's pinned seat (0.3.x's v1
+    CLI is ``eval``), with no ``$PRIME_API_KEY`` needed to resolve it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "PRIME_API_KEY"}
+    argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
+    limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
+    taskset = config["env"]["taskset"]
+    assert (limit, taskset["split"], taskset["data_path"], taskset["num_tasks"]) == (100, "validation", None, None)
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+@legacy_only
+def test_readme_legacy_command_resolves_the_alias_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's 0.3.x command, parsed and resolved by the legacy ``vf-eval``'s own ``main`` from the repository
+    root, reaches ``arcee/trinity-mini`` on Prime Inference through ``configs/endpoints.toml``; only the final
+    ``run_evaluations`` is replaced by a recorder, so no request is made."""
+    import verifiers.legacy.scripts.eval as legacy_eval
+
+    recorded: list[Any] = []
+
+    async def record(run_config: Any, **_: Any) -> None:
+        recorded.append(run_config)
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("PRIME_API_KEY", raising=False)
+    monkeypatch.setattr(legacy_eval, "run_evaluations", record)
+    legacy_eval.main([*shlex.split(README_LEGACY_COMMAND)[1:], "--disable-tui"])
+    (run_config,) = recorded
+    (config,) = run_config.evals
+    client = config.client_config
+    assert (config.model, client.api_base_url, client.api_key_var) == PRIME_INFERENCE
+    assert (config.env_id, config.endpoint_id, config.env_args) == ("drugprot", "trinity-mini", {})
+    assert (config.num_examples, config.rollouts_per_example, config.save_results) == (100, 1, True)
 
 
 # ---------------------------------------------------------------------------------------------- prime-rl

@@ -1,4 +1,4 @@
-"""The verifiers v0 (legacy) adapter ``drugprot.load_environment``, the model aliases and the v1 eval configs.
+"""The verifiers v0 (legacy) adapter ``drugprot.load_environment`` (``drugprot.envs.legacy``).
 
 Tests that need the legacy stack (verifiers 0.3.x) skip on 0.4.x, where the adapter must instead raise
 ``LegacyVerifiersUnavailable``. v0 and v1 are checked to score the reply table of ``test_parsing`` identically:
@@ -14,7 +14,6 @@ import collections
 import importlib.util
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tomllib
@@ -31,13 +30,11 @@ from drugprot.core.questions import load_questions
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
-from tests.core.test_parsing import CASES, GOLD
+from tests.core.test_parsing import CASES, GOLD, NR_CASES
 from tests.envs.traces import make_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINTS = ROOT / "configs" / "endpoints.toml"
-README = ROOT / "README.md"
-EVAL_CONFIGS = ROOT / "configs" / "eval"
 
 HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
 legacy_only = pytest.mark.skipif(
@@ -154,129 +151,6 @@ def test_error_without_legacy_stack() -> None:
         drugprot.load_environment(data_path=str(FIXTURE_JSONL))
     assert f"vf-eval drugprot -m arcee/trinity-mini --env.taskset.data-path {FIXTURE_JSONL}\n" in str(err.value)
     assert len(v1_tasks(split="train", data_path=str(FIXTURE_JSONL))) == 27
-
-
-def test_endpoint_aliases() -> None:
-    """The alias registry: exact entries (legacy ``vf-eval`` reads it from ./configs/endpoints.toml)."""
-    entries = tomllib.loads(ENDPOINTS.read_text(encoding="utf-8"))["endpoint"]
-    assert entries == [
-        {"endpoint_id": "trinity-mini", "model": "arcee/trinity-mini", "url": "https://api.pinference.ai/api/v1",
-         "key": "PRIME_API_KEY", "type": "openai_chat_completions"},
-        {"endpoint_id": "trinity-mini-openrouter", "model": "arcee-ai/trinity-mini",
-         "url": "https://openrouter.ai/api/v1", "key": "OPENROUTER_API_KEY", "type": "openai_chat_completions"},
-        {"endpoint_id": "trinity-mini-arcee", "model": "trinity-mini", "url": "https://api.arcee.ai/api/v1",
-         "key": "ARCEE_API_KEY", "type": "openai_chat_completions"},
-        {"endpoint_id": "trinity-mini-local", "model": "trinity-mini", "url": "http://localhost:8000/v1",
-         "key": "VLLM_API_KEY", "type": "openai_chat_completions"},
-    ]  # fmt: skip
-
-
-@legacy_only
-def test_endpoint_registry_loads_in_legacy_vf_eval() -> None:
-    """verifiers' own loader accepts the file and resolves each alias to one endpoint."""
-    from verifiers.legacy.utils.eval_utils import load_endpoints
-
-    endpoints = load_endpoints(str(ENDPOINTS))
-    resolved = {alias: [(e.model, e.base_url, e.api_key_var) for e in group] for alias, group in endpoints.items()}
-    assert resolved == {
-        "trinity-mini": [("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")],
-        "trinity-mini-openrouter": [("arcee-ai/trinity-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")],
-        "trinity-mini-arcee": [("trinity-mini", "https://api.arcee.ai/api/v1", "ARCEE_API_KEY")],
-        "trinity-mini-local": [("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY")],
-    }
-
-
-EXPECTED_EVAL = {
-    "trinity-mini.toml": ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
-    "local-vllm.toml": ("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY"),
-}
-
-
-def test_eval_configs_are_the_documented_ones() -> None:
-    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted(EXPECTED_EVAL)
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED_EVAL))
-def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
-    """``vf-eval @ configs/eval/<name> --dry-run`` (0.4; ``eval @ …`` on 0.3.x) accepts every key and resolves it."""
-    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
-    if not script.exists():
-        pytest.skip(f"no {script.name} script next to {sys.executable}")
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [str(script), "@", str(EVAL_CONFIGS / name), "--dry-run", "-o", str(out)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (resolved,) = out.glob("*/configs/resolved/eval.json")
-    config = json.loads(resolved.read_text(encoding="utf-8"))
-    model, base_url, key = EXPECTED_EVAL[name]
-    taskset = config["env"]["taskset"]
-    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (model, base_url, key)
-    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 2048)
-    assert (config["num_rollouts"], config["push"]) == (1, False)
-    assert {k: taskset[k] for k in ("id", "split", "num_tasks", "shuffle", "seed", "data_path", "negatives")} == {
-        "id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, "data_path": None,
-        "negatives": 0,
-    }  # fmt: skip
-    agent = config["env"]["agent"]
-    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
-
-
-# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
-README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
-README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
-PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
-
-
-def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
-    block = README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
-    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
-    assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
-    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
-
-
-def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
-    """The README's first command resolves to Prime Inference's defaults and drugprot's pinned seat (0.3.x's v1
-    CLI is ``eval``), with no ``$PRIME_API_KEY`` needed to resolve it."""
-    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
-    out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if k != "PRIME_API_KEY"}
-    argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (resolved,) = out.glob("*/configs/resolved/eval.json")
-    config = json.loads(resolved.read_text(encoding="utf-8"))
-    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
-    limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
-    taskset = config["env"]["taskset"]
-    assert (limit, taskset["split"], taskset["data_path"], taskset["num_tasks"]) == (100, "validation", None, None)
-    agent = config["env"]["agent"]
-    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
-
-
-@legacy_only
-def test_readme_legacy_command_resolves_the_alias_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's 0.3.x command, parsed and resolved by the legacy ``vf-eval``'s own ``main`` from the repository
-    root, reaches ``arcee/trinity-mini`` on Prime Inference through ``configs/endpoints.toml``; only the final
-    ``run_evaluations`` is replaced by a recorder, so no request is made."""
-    import verifiers.legacy.scripts.eval as legacy_eval
-
-    recorded: list[Any] = []
-
-    async def record(run_config: Any, **_: Any) -> None:
-        recorded.append(run_config)
-
-    monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("PRIME_API_KEY", raising=False)
-    monkeypatch.setattr(legacy_eval, "run_evaluations", record)
-    legacy_eval.main([*shlex.split(README_LEGACY_COMMAND)[1:], "--disable-tui"])
-    (run_config,) = recorded
-    (config,) = run_config.evals
-    client = config.client_config
-    assert (config.model, client.api_base_url, client.api_key_var) == PRIME_INFERENCE
-    assert (config.env_id, config.endpoint_id, config.env_args) == ("drugprot", "trinity-mini", {})
-    assert (config.num_examples, config.rollouts_per_example, config.save_results) == (100, 1, True)
 
 
 # ----------------------------------------------------------------------------------------------- legacy
@@ -540,6 +414,24 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
     assert (output.get("error") is not None) == (content is None and reasoning is None)
 
 
+@pytest.fixture(scope="module")
+def env_with_negatives() -> Any:
+    if not HAS_LEGACY:
+        pytest.skip("verifiers >= 0.4 has no legacy (v0) stack")
+    return load_environment(split="train", data_path=str(FIXTURE_JSONL), negatives=1)
+
+
+@legacy_only
+@pytest.mark.parametrize(("content", "letter", "accuracy", "fmt"), NR_CASES)
+def test_no_relation_option(env_with_negatives: Any, content: str, letter: str, accuracy: int, fmt: int) -> None:
+    """With NO-RELATION candidates the parser and the rubric take the ``N`` answers of the table, on a negative row."""
+    row = next(r for r in env_with_negatives.get_eval_dataset() if r["info"]["labels"] == ["NO-RELATION"])
+    output = asyncio.run(env_with_negatives.run_rollout(row, _scripted_client(content, None), "scripted-model", {}))
+    assert env_with_negatives.parser.parse_answer([{"role": "assistant", "content": content}]) == letter
+    assert (output["info"]["drugprot"]["letter"], output["accuracy"], output["format"]) == (letter, accuracy, fmt)
+    assert output["reward"] == accuracy * 1.0 + fmt * 0.1
+
+
 # ------------------------------------------------------------------------------------------ end to end
 
 THINK = "<think>The abstract states how the chemical acts on the gene product.</think>"
@@ -620,7 +512,6 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
 def test_legacy_vf_eval_wrong_data_path_fails_with_our_message(tmp_path: Path) -> None:
     """The legacy ``vf-eval`` with a wrong ``data_path``: exit 1 before any rollout, our message on the last line
     (verifiers wraps every ``load_environment`` error in ``RuntimeError: Failed to load environment ...``)."""
-    import os
 
     from tests.e2e import script_path
 
