@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from drugprot.evaluation.records import ReportError
+from drugprot.core.data import load_documents
+from drugprot.evaluation.records import ReportError, RunConfig
 from drugprot.evaluation.render import format_report
-from drugprot.evaluation.runs import load_run
+from drugprot.evaluation.runs import find_run_file, load_run, run_documents
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
@@ -142,3 +144,64 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
         "scorer": "2 + unknown",
         "data": "file + unknown",
     }
+
+
+def test_a_run_file_is_found_in_its_directory_or_below_it(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "outputs" / "evals" / "a", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))])
+    assert find_run_file(run_dir) == run_dir / "traces.jsonl"
+    assert find_run_file(run_dir / "traces.jsonl") == run_dir / "traces.jsonl"
+    assert find_run_file(tmp_path) == run_dir / "traces.jsonl"
+
+
+def test_a_directory_with_several_runs_or_none_is_an_error_listing_them(tmp_path: Path) -> None:
+    line = episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))
+    first, second = write_run(tmp_path / "runs" / "a", [line]), write_run(tmp_path / "runs" / "b", [line])
+    with pytest.raises(ReportError) as raised:
+        find_run_file(tmp_path / "runs")
+    assert str(raised.value) == f"{tmp_path / 'runs'} holds 2 runs; pass one (or several) of:\n  {first}\n  {second}"
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReportError, match="no traces.jsonl \\(verifiers v1\\) or results.jsonl \\(legacy vf-eval\\)"):
+        find_run_file(tmp_path / "empty")
+    with pytest.raises(ReportError, match="no such run directory or file"):
+        find_run_file(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    ("taskset", "select", "negatives", "limit"),
+    [
+        ({"negatives": " ALL"}, {}, "all", ""),
+        ({"negatives": 2, "num_tasks": 50}, {"limit": 3, "skip": 2}, "2", "-n 3, num_tasks=50, skip=2"),
+        ({}, {"include": {"idx": [4]}}, "0", "select.include"),
+        ({"negatives": "many"}, {"limit": True}, "many", ""),  # kept as written; a bool is no limit
+    ],
+)
+def test_the_setting_comes_from_the_saved_v1_config(
+    tmp_path: Path, taskset: dict[str, Any], select: dict[str, Any], negatives: str, limit: str
+) -> None:
+    run_dir = tmp_path / "run"
+    (run_dir / "configs" / "resolved").mkdir(parents=True)
+    (run_dir / "traces.jsonl").write_text(episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR")) + "\n")
+    config = {
+        "model": "m",
+        "env": {"taskset": {"split": "train", "data_label": "lab set", **taskset}},
+        "select": select,
+    }
+    (run_dir / "configs" / "resolved" / "eval.json").write_text(json.dumps(config))
+    assert load_run(run_dir).config == RunConfig(
+        model="m", split="train", data_path=None, data_label="lab set", negatives=negatives, limit=limit
+    )
+
+
+def test_a_run_without_a_readable_config_has_an_unknown_setting(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))])
+    (run_dir / "configs" / "resolved" / "eval.json").write_text("[1, 2")
+    assert load_run(run_dir).config == RunConfig()
+
+
+def test_the_abstracts_of_a_run_come_from_the_run_or_a_local_data_path(tmp_path: Path, fixture_jsonl: Path) -> None:
+    run = load_run(write_run(tmp_path / "run", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))]))
+    assert run_documents(run) is None  # the config names no local file; the hub is never asked
+    documents = run_documents(run, str(fixture_jsonl))
+    assert documents == load_documents("validation", fixture_jsonl)
+    run.documents = documents[:1]
+    assert run_documents(run, str(fixture_jsonl)) == documents[:1]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from drugprot.evaluation.records import INVALID, Rollout
+import pytest
+
+from drugprot.evaluation.records import INVALID, GoldPair, Rollout, RunConfig, ScoredAnswer
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import errored_summary, majority_label, summarize, task_counts
+from drugprot.evaluation.summary import errored_summary, majority_label, setting_of, summarize, task_counts
 from tests.evaluation.traces import (
     PMID,
     close,
@@ -138,3 +140,55 @@ def test_task_counts_resample_whole_tasks_and_sum_to_the_pooled_counts(tmp_path:
     got = summarize(run)
     assert (total[2:15].sum(), total[15:28].sum(), total[28:41].sum()) == (5, 3, 7)
     assert got["micro_counts"] == {"tp": 5, "fp": 3, "fn": 7}
+
+
+NEGATIVE = Rollout.of(GoldPair(PMID, "T1", "T2", ("NO-RELATION",), True), ScoredAnswer("NO-RELATION"))
+
+
+SETTINGS = [
+        (RunConfig(negatives="all", limit="", split="validation"), True,
+         "negatives=all over the whole validation split: comparable with the official metric (the published anchors "
+         "are on the hidden test set; the validation split is the official development set)."),
+        (RunConfig(negatives="all", limit="", data_label="lab set"), True,
+         "negatives=all over every task of lab set (a whole split only if that data is one): comparable with the "
+         "official metric (the published anchors are on the hidden test set; the validation split is the official "
+         "development set)."),
+        (RunConfig(negatives="all", limit="-n 5"), False,
+         "tasks limited (-n 5): NOT comparable with BioCreative VII; only negatives=all on a whole split is."),
+        (RunConfig(negatives="2", limit=""), False,
+         "negatives=2: NOT comparable with BioCreative VII; only negatives=all on a whole split is."),
+        (RunConfig(negatives="all"), None,
+         "comparability unknown (the saved config does not say whether the tasks were limited): it needs "
+         "negatives=all on a whole split."),
+        (RunConfig(), None,
+         "comparability unknown (the saved config does not say whether the tasks were limited): it needs "
+         "negatives=all on a whole split."),
+]  # fmt: skip
+"""(the run's saved setting, comparable_with_official, the note's verdict) for a run with NO-RELATION tasks."""
+
+
+@pytest.mark.parametrize(("config", "comparable", "verdict"), SETTINGS)
+def test_the_setting_says_when_the_micro_f1_is_comparable(
+    config: RunConfig, comparable: bool | None, verdict: str
+) -> None:
+    setting = setting_of([NEGATIVE], config)
+    assert (setting["mode"], setting["negatives"], setting["comparable_with_official"]) == (
+        "negatives",
+        config.negatives,
+        comparable,
+    )
+    assert setting["note"] == (
+        "with NO-RELATION candidates: a type answered on a no-relation pair is a false positive; an N or invalid "
+        "answer on a gold pair is a false negative; N itself is never scored. " + verdict
+    )
+
+
+def test_a_positive_only_run_is_never_comparable() -> None:
+    positive = Rollout.of(GoldPair(PMID, "T1", "T2", ("INHIBITOR",), False), ScoredAnswer("INHIBITOR"))
+    setting = setting_of([positive], RunConfig(negatives="all", limit=""))
+    assert (setting["mode"], setting["negatives"], setting["comparable_with_official"]) == (
+        "positive-only",
+        "all",
+        False,
+    )
+    assert setting_of([positive], RunConfig())["negatives"] == "0"
