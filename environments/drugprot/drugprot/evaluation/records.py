@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from drugprot.core.errors import DrugprotError
-from drugprot.core.schema import Document
-from drugprot.core.scoring import Score
+
+if TYPE_CHECKING:  # annotations only: ``drugprot curves`` imports this module through plots.py
+    from drugprot.core.schema import Document
+    from drugprot.core.scoring import Score
 
 INVALID = "INVALID"
 """Confusion-matrix column of rollouts without a valid answer."""

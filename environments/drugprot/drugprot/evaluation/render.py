@@ -7,7 +7,6 @@ from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES
-from drugprot.evaluation.stats import METRICS
 
 _MAX_EXAMPLES = 10
 """Skipped records listed in the text report (``--json`` lists every one)."""
@@ -337,6 +336,8 @@ _DELTA_NAMES = {"accuracy": "accuracy", "micro_f1": "micro F1", "macro_f1": "mac
 
 def format_paired(first: str, second: str, comparison: Mapping[str, Any]) -> list[str]:
     """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines."""
+    from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy, which plots never need
+
     if not comparison["paired"]:
         return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
     intervals = comparison["intervals"]
