@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from drugprot.evaluation.compare import compare_runs
+from drugprot.evaluation.compare import compare_runs, same_tasks
+from drugprot.evaluation.records import GoldPair, Rollout, Run, RunConfig, ScoredAnswer
 from drugprot.evaluation.runs import load_run
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
+    PMID,
     close,
     episode,
     multilabel_run,
@@ -76,3 +78,31 @@ def test_the_same_pairs_in_another_setting_are_not_paired(tmp_path: Path) -> Non
         "paired": False,
         "reason": "1 shared tasks differ in gold labels or in offering NO-RELATION (different settings)",
     }
+
+
+def run_of(answers: dict[str, str | None], negatives: str | None = "0") -> Run:
+    """A run with one rollout per task ``T<n>`` (gold INHIBITOR), answering ``answers[task]``."""
+    rollouts = [
+        Rollout.of(GoldPair(PMID, arg1, "T99", ("INHIBITOR",), False), ScoredAnswer(label))
+        for arg1, label in answers.items()
+    ]
+    return Run("r", "r", "test", rollouts, config=RunConfig(negatives=negatives))
+
+
+def test_same_tasks_names_what_differs() -> None:
+    base = run_of({"T1": "INHIBITOR", "T2": None})
+    assert same_tasks(base, run_of({"T2": "AGONIST", "T1": None})) is None  # order and answers do not matter
+    assert same_tasks(base, run_of({"T1": "INHIBITOR"})) == "the runs cover different tasks (2 and 1; 1 shared)"
+    assert same_tasks(base, run_of({"T1": None, "T2": None}, "2")) == "different settings (negatives 0 and 2)"
+    assert same_tasks(base, run_of({"T1": None, "T2": None}, None)) is None  # an unknown setting is no difference
+
+
+def test_runs_sharing_one_task_get_flips_but_no_intervals() -> None:
+    first, second = run_of({"T1": "INHIBITOR"}), run_of({"T1": None})
+    assert compare_runs(first, second, resamples=100, seed=0) == {
+        "paired": True,
+        "tasks": 1,
+        "flips": {"first_only": 1, "second_only": 0, "both": 0, "neither": 0, "mcnemar_p": 1.0},
+        "intervals": {"unavailable": "a bootstrap over tasks needs at least 2 tasks; the runs share 1"},
+    }
+    assert compare_runs(first, second, resamples=0, seed=0)["intervals"] is None
