@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from drugprot.evaluation.export import export_tsv
@@ -16,6 +16,7 @@ from drugprot.evaluation.render import format_report
 from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.cli import main as cli_main
+from tests.evaluation.corruption import PROPERTY, corrupt, records_in
 from tests.evaluation.traces import (
     PMID,
     episode,
@@ -330,71 +331,6 @@ def test_a_malformed_versions_record_reads_as_unknown(tmp_path: Path, versions: 
     run = load_run(versioned_run(tmp_path / "bad", versions))
     assert [(r.label, r.rescored) for r in run.rollouts] == [("INHIBITOR", False), ("ANTAGONIST", False)]
     assert header_versions(format_report(summarize(run))) == f"  versions: {expected}"
-
-
-JSON_LEAVES = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats()  # NaN and infinities included: json.dumps writes them, json.loads reads them back
-    | st.text(st.characters(codec=None, exclude_categories=()), max_size=6)  # lone surrogates included
-    | st.sampled_from(["", " ", "\t", "\udc80", "INHIBITOR", "NO-RELATION", "E", "T1", PMID])
-)
-
-
-JSON_VALUES = st.recursive(
-    JSON_LEAVES,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-    max_leaves=6,
-)
-
-
-PROPERTY = settings(
-    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
-)
-
-
-def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every position in a JSON value (not the root itself)."""
-    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    out = []
-    for key, child in children:
-        out.append((*prefix, key))
-        out += paths(child, (*prefix, key))
-    return out
-
-
-def corrupt(data: st.DataObject, value: Any) -> bytes:
-    """``value`` serialized after 1-3 random edits (replace or delete anywhere), or its bytes cut or garbled."""
-    for _ in range(data.draw(st.integers(1, 3))):
-        where = data.draw(st.sampled_from(paths(value)))
-        parent = value
-        for key in where[:-1]:
-            parent = parent[key]
-        if isinstance(parent, dict) and data.draw(st.booleans()):
-            del parent[where[-1]]
-        else:
-            parent[where[-1]] = data.draw(JSON_VALUES)
-        if not paths(value):
-            break
-    raw = json.dumps(value).encode("utf-8", "surrogatepass")
-    damage = data.draw(st.sampled_from(["none", "none", "cut", "bytes"]))
-    if damage == "cut":
-        return raw[: data.draw(st.integers(0, len(raw)))]
-    if damage == "bytes":
-        at = data.draw(st.integers(0, len(raw)))
-        return raw[:at] + data.draw(st.binary(min_size=1, max_size=4)) + raw[at:]
-    return raw
-
-
-def records_in(raw: bytes, legacy: bool) -> int:
-    """How many records a non-blank line holds: one, or one per trace of an episode line."""
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return 1
-    traces = value.get("traces") if isinstance(value, dict) and not legacy else None
-    return len(traces) if isinstance(traces, list) and traces else 1
 
 
 def check_report_survives(lines: list[bytes], legacy: bool) -> None:
