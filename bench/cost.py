@@ -20,6 +20,7 @@ timing.
 
     python -m bench.cost --data-path FILE --split train        # FILE + the generated 3,500 abstracts
     python -m bench.cost --corpus-scale 3500 --json            # the generated corpus only, JSON on stdout
+    python -m bench.cost --quick                                # 100 generated abstracts
     python -m bench.cost --data-path FILE --corpus-scale 0 --json cost.json   # table, and JSON to a file
 """
 
@@ -43,6 +44,9 @@ from bench.common import REPO, machine
 
 TARGET_CHARS_RATIO = 10.0
 """Extraction mode must send at least this many times fewer prompt characters than pair mode with all negatives."""
+
+QUICK_DOCS = 100
+"""Generated abstracts of ``--quick``."""
 
 MODES: dict[str, dict[str, Any]] = {
     "pair": {"mode": "pair", "negatives": "all"},
@@ -279,6 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"abstracts of the generated corpus (default {corpus.FULL_DOCS:,}, the train split's size; 0: none)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated corpus")
+    parser.add_argument("--quick", action="store_true", help="at most 100 generated abstracts (a CI-sized run)")
     parser.add_argument(
         "--json",
         nargs="?",
@@ -287,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="machine output: --json alone prints JSON instead of the table; --json OUT also writes it to OUT",
     )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.corpus_scale = min(args.corpus_scale, QUICK_DOCS)
     if args.corpus_scale < 0:
         parser.error(f"--corpus-scale must be >= 0, got {args.corpus_scale}")
     if not args.data_path and not args.corpus_scale:

@@ -130,7 +130,6 @@ def test_pipeline_harnesses_quick() -> None:
 FIXTURE = REPO / "tests" / "fixtures" / "drugprot_fixture.jsonl"
 FIXTURE_ABSTRACTS = 9
 FIXTURE_PAIR_ALL_TASKS = 42  # the fixture's gold pairs and every same-sentence NO-RELATION candidate
-COST_CORPUS_DOCS = 20
 
 
 def _rendered_prompts(data_path: Path, **knobs: Any) -> list[tuple[str, str]]:
@@ -164,8 +163,7 @@ def test_cost_counts_every_prompt_of_both_modes(tmp_path: Path, capsys: pytest.C
     from bench import cost
 
     out = tmp_path / "cost.json"
-    args = ["--data-path", str(FIXTURE), "--split", "train", "--corpus-scale", str(COST_CORPUS_DOCS)]
-    assert cost.main([*args, "--json", str(out)]) == 0
+    assert cost.main(["--quick", "--data-path", str(FIXTURE), "--split", "train", "--json", str(out)]) == 0
     result = json.loads(out.read_text(encoding="utf-8"))
     data, generated = result["datasets"]
     overhead = cost.prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
@@ -179,7 +177,10 @@ def test_cost_counts_every_prompt_of_both_modes(tmp_path: Path, capsys: pytest.C
         "pair": _expected_cost(_rendered_prompts(FIXTURE, mode="pair", negatives="all")),
         "extraction": _expected_cost(_rendered_prompts(FIXTURE, mode="extraction")),
     }
-    assert (expected["pair"]["prompts"], expected["extraction"]["prompts"]) == (FIXTURE_PAIR_ALL_TASKS, 9)
+    assert (expected["pair"]["prompts"], expected["extraction"]["prompts"]) == (
+        FIXTURE_PAIR_ALL_TASKS,
+        FIXTURE_ABSTRACTS,
+    )
     for mode, exp in expected.items():
         got = data["modes"][mode]
         for key in ("prompts", "chars", "system_chars", "user_chars", "bytes", "mean_chars", "max_chars"):
@@ -188,30 +189,26 @@ def test_cost_counts_every_prompt_of_both_modes(tmp_path: Path, capsys: pytest.C
         assert got["longest"]["token_bound"] == exp["longest_bytes"] + overhead
         assert got["total_token_bound"] == exp["bytes"] + exp["prompts"] * overhead
     pair_chars, ext_chars = expected["pair"]["chars"], expected["extraction"]["chars"]
-    assert data["ratio_pair_over_extraction"]["prompts"] == round(FIXTURE_PAIR_ALL_TASKS / 9, 3)
+    assert data["ratio_pair_over_extraction"]["prompts"] == round(FIXTURE_PAIR_ALL_TASKS / FIXTURE_ABSTRACTS, 3)
     assert data["ratio_pair_over_extraction"]["chars"] == round(pair_chars / ext_chars, 3)
     # nine short abstracts with 42 candidate pairs: extraction saves ~4x here, short of the 10x target
     assert data["target"] == {"chars_ratio_min": 10.0, "chars_ratio": round(pair_chars / ext_chars, 3), "met": False}
 
     # the generated corpus: one extraction prompt per abstract; pair prompts follow drugprot.candidates
-    rows = corpus.generate(COST_CORPUS_DOCS, seed=0)
-    documents = [document_from_row(row) for row in rows]
+    documents = [document_from_row(row) for row in corpus.generate(QUICK_DOCS, seed=0)]
     negatives = sum(len(p) for p in select_negatives(documents, "all", seed=0).values())
-    positives = corpus.corpus_stats(rows)["relation_pairs"]
-    assert (generated["name"], generated["abstracts"], generated["data_path"]) == ("corpus", COST_CORPUS_DOCS, None)
-    assert generated["corpus"] == {"docs": COST_CORPUS_DOCS, "seed": 0}
+    assert (generated["name"], generated["abstracts"], generated["data_path"]) == ("corpus", QUICK_DOCS, None)
+    assert generated["corpus"] == {"docs": QUICK_DOCS, "seed": 0}
     assert "SYNTHETIC" in generated["description"] and "proxy" in generated["description"]
-    assert generated["modes"]["extraction"]["prompts"] == COST_CORPUS_DOCS
-    assert generated["modes"]["pair"]["prompts"] == positives + negatives
+    assert generated["modes"]["extraction"]["prompts"] == QUICK_DOCS
+    assert generated["modes"]["pair"]["prompts"] == QUICK_POSITIVES + negatives
 
     # the table printed beside the JSON file
     table = capsys.readouterr().out
-    assert f"  {'prompts':<42}{FIXTURE_PAIR_ALL_TASKS:>20}{9:>16}{'4.67x':>20}" in table
+    assert f"  {'prompts':<42}{FIXTURE_PAIR_ALL_TASKS:>20}{FIXTURE_ABSTRACTS:>16}{'4.67x':>20}" in table
     assert f"fewer prompt chars: NOT MET ({pair_chars / ext_chars:.2f}x)" in table
-    assert (
-        f"generated corpus: {COST_CORPUS_DOCS} abstracts (train split)\n  bench.corpus, 20 abstracts, seed 0: SYNTHETIC"
-        in table
-    )
+    corpus_header = f"generated corpus: {QUICK_DOCS} abstracts (train split)\n  bench.corpus, {QUICK_DOCS} abstracts"
+    assert f"{corpus_header}, seed 0: SYNTHETIC" in table
 
 
 def test_cost_reports_bad_data_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
