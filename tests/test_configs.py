@@ -186,9 +186,7 @@ def problems(config: dict[str, Any], prompt_tokens: int) -> list[str]:
         config: the merged TOML tables of one run.
         prompt_tokens: an upper bound on the longest prompt in tokens.
     """
-    found = [
-        f"{key}: removed from prime-rl, use {new}" for key, new in REMOVED_KEYS.items() if get(config, key)
-    ]
+    found = [f"{key}: removed from prime-rl, use {new}" for key, new in REMOVED_KEYS.items() if get(config, key)]
     found += source_problems(config)
     found += length_problems(config, prompt_tokens)
     found += lora_problems(config)
@@ -211,9 +209,7 @@ def source_problems(config: dict[str, Any]) -> list[str]:
         if extra:
             found.append(f"{label}: unknown keys {sorted(extra)}")
         if batch is not None and batch % source.get("group_size", 1):
-            found.append(
-                f"{label}: batch_size {batch} is not a multiple of group_size {source['group_size']}"
-            )
+            found.append(f"{label}: batch_size {batch} is not a multiple of group_size {source['group_size']}")
         expected = {
             "env.taskset.id": "drugprot",
             "env.taskset.split": "train" if kind == "train" else "validation",
@@ -225,8 +221,7 @@ def source_problems(config: dict[str, Any]) -> list[str]:
         runtime = get(source, "env.agent.runtime.type")
         if runtime != "subprocess":
             found.append(
-                f"{label}: env.agent.runtime.type is {runtime!r}, not 'subprocess' "
-                "(unset means remote Prime sandboxes)"
+                f"{label}: env.agent.runtime.type is {runtime!r}, not 'subprocess' (unset means remote Prime sandboxes)"
             )
         wanted = EVAL_SAMPLING_KEYS if kind == "eval" else ("temperature", "max_completion_tokens")
         unset = [key for key in wanted if sampling(config, kind, source).get(key) is None]
@@ -239,10 +234,7 @@ def length_problems(config: dict[str, Any], prompt_tokens: int) -> list[str]:
     """seq_len must hold the longest prompt plus the longest completion; vLLM's context must hold seq_len."""
     found = []
     completion = max(
-        (
-            sampling(config, kind, source).get("max_completion_tokens") or 0
-            for kind, _, source in sources(config)
-        ),
+        (sampling(config, kind, source).get("max_completion_tokens") or 0 for kind, _, source in sources(config)),
         default=0,
     )
     lens = seq_lens(config)
@@ -468,6 +460,28 @@ def test_prompt_bound_on_the_fixture_in_extraction_mode() -> None:
     )
 
 
+def test_answer_lengths_on_the_fixture_in_extraction_mode() -> None:
+    """The longest gold block is 90000006's: 4 relations, two INDIRECT-UPREGULATOR lines of 30 bytes and two
+    INDIRECT-DOWNREGULATOR lines of 32 (`T1 | T2 | INDIRECT-UPREGULATOR`), between `<relations>` and
+    `</relations>` lines; 90000005 has the most relations (5, shorter names)."""
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    a = prompt_lengths.measure_answers(taskset)
+    block = len("<relations>\n") + 2 * 30 + 2 * 32 + 4 * len("\n") + len("</relations>")
+    assert (a.most_relations, a.most_relations_key, a.utf8_bytes, a.key, a.relations) == (
+        5,
+        "90000005",
+        block,
+        "90000006",
+        4,
+    )
+    assert block == 152
+
+
+def test_pair_mode_has_no_answer_block() -> None:
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL))
+    assert prompt_lengths.measure_answers(taskset) is None
+
+
 def test_real_sample_bound() -> None:
     assert (REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound(), prompt_token_bound() + 2048) == (
         5731,
@@ -606,12 +620,8 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
         cfg.trainer.model.ep,
     ) == RESOLVED[rel]
     expected_model = "Qwen/Qwen3-0.6B" if rel.endswith("smoke.toml") else "arcee-ai/Trinity-Mini"
-    assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (
-        expected_model,
-    ) * 3
-    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (
-        10240,
-    ) * 3
+    assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (expected_model,) * 3
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (10240,) * 3
     lora = cfg.trainer.model.lora
     assert (lora.rank, lora.alpha, lora.dropout, lora.target_modules, lora.modules_to_save) == (
         16,
@@ -678,16 +688,10 @@ SILENT = {
         )
         == (None, None)
     ),
-    "seq_len_below_prompt_plus_completion": lambda c: (
-        (c.trainer.model.seq_len, c.orchestrator.seq_len) == (4096, 4096)
-    ),
-    "max_model_len_below_seq_len": lambda c: (
-        (c.inference.vllm.max_model_len, c.trainer.model.seq_len) == (8192, 10240)
-    ),
+    "seq_len_below_prompt_plus_completion": lambda c: (c.trainer.model.seq_len, c.orchestrator.seq_len) == (4096, 4096),
+    "max_model_len_below_seq_len": lambda c: (c.inference.vllm.max_model_len, c.trainer.model.seq_len) == (8192, 10240),
     "unchecked_lora_target": lambda c: c.trainer.model.lora.target_modules == ["q_proj", "gate"],
-    "renderer_key_to_chat_template": lambda c: (
-        c.orchestrator.renderer.model_extra == {"reasoning_parsr": "think"}
-    ),
+    "renderer_key_to_chat_template": lambda c: c.orchestrator.renderer.model_extra == {"reasoning_parsr": "think"},
     "bogus_reasoning_parser": lambda c: c.orchestrator.renderer.reasoning_parser == "deepseek_r1",
 }
 
