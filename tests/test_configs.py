@@ -752,6 +752,26 @@ def test_pitfall_is_caught(name: str) -> None:
     assert problems(pitfall_config(name), prompt_token_bound()) == PITFALLS[name][1]
 
 
+# An overlay that sets only the mode on a source: its [[...source]] list replaces the base's, so the base's
+# split, shuffle and seed are gone (the split falls back to DrugprotConfig's "validation"). Hence
+# configs/rl/extraction.toml restates both sources in full.
+MODE_ONLY_OVERLAY = {
+    "orchestrator": {
+        "train": {"source": [{"name": "drugprot", "env": {"taskset": {"id": "drugprot", "mode": "extraction"}}}]}
+    }
+}
+
+
+def test_an_overlay_setting_only_the_mode_is_caught() -> None:
+    config = deep_merge(load_run(ROOT / BASE), MODE_ONLY_OVERLAY)
+    assert source_problems(config) == [
+        "orchestrator.train.source[0] (drugprot): env.taskset.split is None, not 'train'",
+        "orchestrator.train.source[0] (drugprot): env.agent.harness.id is None, not 'drugprot'",
+        "orchestrator.train.source[0] (drugprot): env.agent.runtime.type is None, not 'subprocess' "
+        "(unset means remote Prime sandboxes)",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- prime-rl
 
 
@@ -892,3 +912,21 @@ SILENT = {
 def test_prime_rl_lets_the_pitfall_through(rl_config: Any, name: str) -> None:
     assert SILENT.keys() == PITFALLS.keys()
     assert SILENT[name](rl_config.model_validate(pitfall_config(name)))
+
+
+def test_prime_rl_replaces_the_source_list_of_an_overlay(rl_config: Any, tmp_path: Path) -> None:
+    """prime-rl accepts the mode-only overlay and trains on the validation split, unshuffled."""
+    overlay = tmp_path / "mode-only.toml"
+    overlay.write_text(
+        '[[orchestrator.train.source]]\nname = "drugprot"\n\n'
+        '[orchestrator.train.source.env.taskset]\nid = "drugprot"\nmode = "extraction"\n',
+        encoding="utf-8",
+    )
+    assert tomllib.loads(overlay.read_text(encoding="utf-8")) == MODE_ONLY_OVERLAY
+    cfg = rl_cli(rl_config, ROOT / BASE, chain=[BASE, str(overlay)])
+    [train] = cfg.orchestrator.train.source
+    assert (train.env.taskset.mode, train.env.taskset.split, train.env.taskset.shuffle) == (
+        "extraction",
+        "validation",
+        False,
+    )
