@@ -16,7 +16,7 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import user_prompt
 from drugprot.core.tasks import build_tasks
 from drugprot.evaluation.baselines import baseline_run, predict, reply_text
-from drugprot.evaluation.report import summarize
+from drugprot.evaluation.summary import summarize
 from drugprot.tools import demo
 from drugprot.tools.cli import build_parser
 from drugprot.tools.cli import main as cli_main

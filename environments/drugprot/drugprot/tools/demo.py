@@ -41,18 +41,14 @@ from drugprot.core.labels import NO_RELATION
 from drugprot.core.options import parse_negatives
 from drugprot.core.prompts import CHEMICAL_TAGS, GENE_TAGS
 from drugprot.core.tasks import build_tasks
-from drugprot.evaluation.baselines import Prediction, fallback_label, lexical_label, reply_text
-from drugprot.evaluation.report import (
-    V1_FILE,
-    Run,
-    format_report,
-    load_run,
-    plot_classes,
-    plot_confusion,
-    resamples_arg,
-    summarize,
-)
+from drugprot.evaluation.baselines import BaselineAnswer, fallback_label, lexical_label, reply_text
+from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.records import V1_FILE, Run
+from drugprot.evaluation.render import format_report
+from drugprot.evaluation.report import resamples_arg
+from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from drugprot.evaluation.summary import summarize
 from drugprot.tools.serve import OpenAIServer, Reply, last_user_text
 
 EVAL_ENTRY_POINT = "verifiers.v1.cli.eval.main:main"
@@ -133,7 +129,7 @@ def lexical_reply(prompt: str) -> str:
     if pair is None:
         with_nr = f"\n{NO_RELATION.letter}. {NO_RELATION.name}" in prompt
         label = fallback_label(with_nr)
-        return reply_text(Prediction(label, f"could not find the marked pair, so {label}"))
+        return reply_text(BaselineAnswer(label, f"could not find the marked pair, so {label}"))
     return reply_text(lexical_label(pair.text, pair.chemical, pair.gene, with_no_relation=pair.with_no_relation))
 
 
