@@ -135,8 +135,10 @@ SLOW_TESTS = frozenset(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Runs before -k/-m deselect anything, so every test of a collected file is seen here.
-    collected = {f"{item.path.name}::{getattr(item, 'originalname', item.name)}": item for item in items}
-    for key, item in collected.items():
+    collected = set()
+    for item in items:  # every parametrization of a slow test
+        key = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        collected.add(key)
         if key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     files = {item.path.name for item in items}
