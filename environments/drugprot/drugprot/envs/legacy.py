@@ -39,12 +39,11 @@ from typing import TYPE_CHECKING, Any
 
 from drugprot.core import extraction
 from drugprot.core.errors import DrugprotError
-from drugprot.core.extraction import ExtractionGold
 from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.parsing import parse_reply
 from drugprot.core.prompts import system_prompt
 from drugprot.core.questions import Question, load_questions, validate_source
-from drugprot.core.scoring import DEFAULT_WEIGHTS, EXTRACTION_SCORES, INFO_KEY, SCORES, ExtractionScore, Score, Weights
+from drugprot.core.scoring import DEFAULT_WEIGHTS, INFO_KEY, ExtractionScore, Score, Weights, score_task_reply
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 
@@ -156,18 +155,12 @@ def _score(
     """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``
     (without ``versions``, a record already there is kept: the parser's format function scores without them)."""
     info = info if info is not None else {}
-    content, reasoning = last_reply(completion)
-    if info.get("extraction") is not None:
-        score: Score | ExtractionScore = EXTRACTION_SCORES.score(
-            content, reasoning, ExtractionGold.from_record(info["extraction"])
-        )
-    else:
-        score = SCORES.score(  # accuracy, format and answered of one rollout share one parse
-            content,
-            reasoning,
-            list(info.get("labels") or []),
-            with_no_relation=bool(info.get("with_no_relation", False)),
-        )
+    score = score_task_reply(  # accuracy, format and answered of one rollout share one parse
+        *last_reply(completion),
+        labels=list(info.get("labels") or []),
+        with_no_relation=bool(info.get("with_no_relation", False)),
+        extraction=info.get("extraction"),
+    )
     if isinstance(info, dict):
         previous = info.get(INFO_KEY)
         if versions is not None:

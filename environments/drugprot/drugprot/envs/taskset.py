@@ -22,15 +22,14 @@ from drugprot.core.options import KNOBS, Mode, Negatives, TaskOptions, knob_name
 from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.scoring import (
     DEFAULT_WEIGHTS,
-    EXTRACTION_SCORES,
     INFO_KEY,
     REWARD_NAMES,
-    SCORES,
     ExtractionScore,
     Score,
     Weights,
     score_extraction,
     score_reply,
+    score_task_reply,
     weight_knob,
 )
 from drugprot.core.versions import VERSIONS_KEY
@@ -75,18 +74,12 @@ class DrugprotTask(vf.Task[DrugprotData]):
     def _score(self, trace: vf.Trace) -> Score | ExtractionScore:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
-        if self.data.extraction is not None:
-            gold = ExtractionGold.from_record(self.data.extraction)
-            extracted = EXTRACTION_SCORES.score(
-                message.content if message else None, message.reasoning_content if message else None, gold
-            )
-            trace.info[INFO_KEY] = extracted.as_info() | {VERSIONS_KEY: self.data.versions}
-            return extracted
-        score = SCORES.score(  # the accuracy, format and answered signals of one trace share one parse
+        score = score_task_reply(  # the accuracy, format and answered signals of one trace share one parse
             message.content if message else None,
             message.reasoning_content if message else None,
-            self.data.labels,
+            labels=self.data.labels,
             with_no_relation=self.data.with_no_relation,
+            extraction=self.data.extraction,
         )
         trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: self.data.versions}
         return score
