@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 __all__ = [
-    "INFO_KEY",
     "DATA_PATH_HINT",
     "LegacyVerifiersUnavailable",
     "dataset_row",
