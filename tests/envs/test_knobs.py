@@ -68,6 +68,14 @@ def test_load_environment_arguments_are_the_v0_knobs() -> None:
     assert {name: p.default for name, p in params.items()} == DEFAULTS
 
 
+def test_load_environment_documents_every_v0_knob() -> None:
+    """Its docstring's ``Args:`` section names exactly the v0 knobs, in the signature's order."""
+    doc = inspect.getdoc(load_environment) or ""
+    args = doc.split("\nArgs:\n", 1)[1].split("\n\n", 1)[0]
+    documented = re.findall(r"^    (\w+): ", args, re.MULTILINE)
+    assert documented == list(inspect.signature(load_environment).parameters)
+
+
 def test_readme_knob_table_is_the_table() -> None:
     assert readme_rows() == [(name, str(default)) for name, default in DEFAULTS.items()]
 
