@@ -61,7 +61,8 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
             out["import_taskset_s"] = round(time.perf_counter() - t0, 4)
         return out
 
-    from drugprot.core.questions import TaskOptions, load_questions
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions
 
     options = TaskOptions(
         split=args.split, data_path=args.data_path, negatives=_negatives(args.negatives[0]), seed=args.seed
@@ -96,7 +97,8 @@ def _counts(tasks: Sequence[Any]) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from drugprot.core.data import load_documents
-    from drugprot.core.questions import TaskOptions, load_questions, question_for
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions, question_for
     from drugprot.core.tasks import build_tasks
 
     result: dict[str, Any] = {"benchmark": "build", "machine": machine(), "repeats": args.repeats}

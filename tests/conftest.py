@@ -57,7 +57,8 @@ class FixtureRun:
 def make_fixture_run(harness: str, out: Path) -> FixtureRun:
     """One real v1 ``vf-eval`` (``eval`` on verifiers 0.3.x) with ``harness`` against a local
     :class:`OpenAIServer` that answers each task as ``FIXTURE_RUN_REPLIES`` says."""
-    from drugprot.core.questions import TaskOptions, load_questions
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions
     from drugprot.tools.serve import OpenAIServer, scripted_responder
 
     from .e2e import run_vf_eval

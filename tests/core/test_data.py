@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from drugprot.core import labels, prompts
 from drugprot.core.data import LoadStats, load_documents
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotHubError
+from drugprot.core.options import TaskOptions, parse_negatives
 from drugprot.core.parsing import parse_reply
-from drugprot.core.questions import TaskOptions, load_questions
-from drugprot.core.tasks import build_tasks, parse_negatives
+from drugprot.core.questions import load_questions
+from drugprot.core.tasks import build_tasks
 from tests.conftest import FIXTURES
 
 HUB_HELP_VALIDATION = (
@@ -508,10 +509,8 @@ def test_options_that_select_no_task(fixture_jsonl: Path, tmp_path: Path) -> Non
     ],
 )
 def test_bad_knobs_are_config_errors(knobs, knob, message) -> None:
-    base = {"split": "validation", "data_path": None, "revision": None, "num_tasks": None, "shuffle": False,
-            "seed": 0, "negatives": 0, "mark_entities": True, "accuracy_weight": 1.0, "format_weight": 0.1}  # fmt: skip
     with pytest.raises(DrugprotConfigError) as err:
-        TaskOptions.from_knobs(**{**base, **knobs})
+        TaskOptions.from_knobs(knobs)
     assert (str(err.value), err.value.knob) == (message, knob)
     assert isinstance(err.value, ValueError)
 
@@ -652,11 +651,11 @@ def test_validate_source_builds_once_and_notices_changed_files(fixture_jsonl: Pa
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     stats = LoadStats()
     kept = load_questions(options, stats=stats)  # the questions built at validation: the file was not re-read
-    assert kept[0].chemical == "Lorvastatin" and (stats.documents, stats.relations) == (9, 28)
-    assert load_questions(options)[0].chemical == "Lorvastatim"  # taken once; the next load reads the file
+    assert kept[0].chemical.text == "Lorvastatin" and (stats.documents, stats.relations) == (9, 28)
+    assert load_questions(options)[0].chemical.text == "Lorvastatim"  # taken once; the next load reads the file
     validate_source(options)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert load_questions(options)[0].chemical == "Lorvastatim"
+    assert load_questions(options)[0].chemical.text == "Lorvastatim"
 
 
 def test_validate_source_raises_the_data_errors(fixture_tsv: Path, tmp_path: Path) -> None:

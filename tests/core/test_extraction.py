@@ -24,7 +24,6 @@ from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError
 from drugprot.core.extraction import (
     ExtractionGold,
-    ExtractionQuestion,
     answer_block,
     gold_of,
     marked_sentences,
@@ -32,7 +31,8 @@ from drugprot.core.extraction import (
 )
 from drugprot.core.labels import RELATION_LABELS, RELATION_NAMES
 from drugprot.core.metrics import official_pairs, score_relations
-from drugprot.core.questions import TaskOptions, load_questions
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import Question, extraction_question, load_questions
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import INFO_KEY, ExtractionScoreCache, score_extraction
 from drugprot.core.versions import record as versions_record
@@ -59,7 +59,7 @@ def reply(*lines: str) -> str:
 
 def test_one_task_per_abstract_with_its_gold() -> None:
     questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
-    assert all(isinstance(q, ExtractionQuestion) for q in questions)
+    assert all(q.mode == "extraction" and q.chemical is None and q.key == q.pmid for q in questions)
     assert [(q.key, len(q.gold.relations)) for q in questions] == [
         ("90000001", 4), ("90000002", 3), ("90000003", 2), ("90000004", 0), ("90000005", 5),
         ("90000006", 4), ("90000007", 4), ("90000008", 3), ("90000009", 3),
@@ -126,7 +126,7 @@ def test_bad_knobs_and_uncitable_ids() -> None:
     doc = Document("7", "", "Aspirin inhibits COX-1.", "Aspirin inhibits COX-1.", (
         Entity("T 1", "CHEMICAL", "Aspirin", 0, 7), Entity("T2", "GENE-Y", "COX-1", 17, 22)), ())  # fmt: skip
     with pytest.raises(DrugprotDataError) as data_err:
-        extraction.extraction_questions([doc], source="x.jsonl")
+        extraction_question(doc, source="x.jsonl")
     assert str(data_err.value) == (
         "entity id 'T 1' cannot be cited in extraction mode (it holds whitespace, '|', '<', '>' or '\"'); rename it "
         '(the official ids are T1, T2, ...) or use mode "pair" (source x.jsonl, pmid 7, field entities[0].id)'
@@ -362,7 +362,7 @@ def test_v1_taskset_in_extraction_mode() -> None:
 @pytest.mark.parametrize(("pmid", "content", "reasoning", "accuracy", "fmt", "counts", "rejected", "invalid",
                           "fmt_reason"), TABLE)  # fmt: skip
 async def test_v1_task_score(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid, fmt_reason) -> None:
-    from tests.core.test_parsing import make_trace
+    from tests.envs.traces import make_trace
 
     (task,) = [t for t in v1_tasks(mode="extraction", accuracy_weight=0.5, format_weight=0.25) if t.key == pmid]
     trace = make_trace(task, content, reasoning)
@@ -405,8 +405,8 @@ def test_legacy_rows_match_v1() -> None:
 def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid,
                                      fmt_reason) -> None:  # fmt: skip
     from drugprot.envs.legacy import load_environment
-    from tests.core.test_parsing import make_trace
     from tests.envs.test_legacy import _scripted_client
+    from tests.envs.traces import make_trace
 
     env = load_environment(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
     (row,) = [r for r in env.get_eval_dataset() if r["info"]["key"] == pmid]
@@ -424,7 +424,7 @@ def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, co
 # ------------------------------------------------------------------------------------------ end to end
 
 
-def e2e_replies() -> tuple[list[ExtractionQuestion], dict[str, Any]]:
+def e2e_replies() -> tuple[list[Question], dict[str, Any]]:
     """The fixture's extraction questions and one scripted reply per abstract (perfect unless said)."""
     from drugprot.tools.serve import Reply
 

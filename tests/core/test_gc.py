@@ -11,7 +11,8 @@ import pytest
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.data import load_documents
-from drugprot.core.questions import TaskOptions, load_questions
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import load_questions
 from drugprot.core.tasks import build_tasks
 
 

@@ -1,17 +1,14 @@
-"""The reply parser's specification, scored through the real verifiers v1 path (``await task.score``)."""
+"""The reply parser's specification (``CASES``), run against the framework-free core; ``tests/envs`` runs the
+same table through the v1 taskset and the v0 rubric."""
 
 from __future__ import annotations
 
 import sys
 
 import pytest
-import verifiers.v1 as vf
-from verifiers.v1.graph import MessageNode
-from verifiers.v1.types import AssistantMessage, UserMessage
 
 from drugprot.core import parsing
-from drugprot.core.scoring import score_reply
-from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotData, DrugprotTask
+from drugprot.core.scoring import Weights, score_reply
 
 GOLD = ["INHIBITOR", "SUBSTRATE"]  # a multi-label pair: E and K are both correct
 T = "<think>The text says the chemical inhibits the enzyme.</think>"
@@ -105,87 +102,26 @@ NR_CASES = [
 ]
 
 
-def make_task(labels: list[str], with_no_relation: bool = False) -> DrugprotTask:
-    data = DrugprotData(
-        prompt="q",
-        system_prompt="s",
-        pmid="1",
-        arg1="T1",
-        arg2="T2",
-        labels=labels,
-        chemical="c",
-        gene="g",
-        with_no_relation=with_no_relation,
-    )
-    return DrugprotTask(data, DrugprotConfig(id="drugprot").task)
-
-
-def make_trace(task: DrugprotTask, content: str | None, reasoning: str | None) -> vf.Trace:
-    return vf.Trace(
-        agent=vf.AgentInfo(config=vf.AgentConfig()),
-        task=vf.TraceTask(type="DrugprotTask", data=task.data),
-        nodes=[
-            MessageNode(parent=None, message=UserMessage(content="q"), sampled=False),
-            MessageNode(parent=0, message=AssistantMessage(content=content, reasoning_content=reasoning), sampled=True),
-        ],
-    )
-
-
-def test_table_is_big_enough() -> None:
-    assert len(CASES) >= 60
+def test_the_table_covers_every_reason() -> None:
     covered = {case[5] for case in CASES} | {case[6] for case in CASES}
-    assert set(parsing.REASONS) <= covered
+    assert set(parsing.REASONS) - covered == set()
 
 
 @pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
-async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt, invalid, fmt_reason) -> None:
-    task = make_task(GOLD)
-    trace = make_trace(task, content, reasoning)
-    await task.score(trace)
-    assert trace.errors == []
-    assert trace.rewards["accuracy"].score == accuracy
-    assert trace.rewards["format"].score == fmt
-    assert trace.rewards["accuracy"].weight == 1.0
-    assert trace.rewards["format"].weight == 0.1
-    assert trace.reward == pytest.approx(accuracy * 1.0 + fmt * 0.1)
-    assert trace.metrics["answered"] == float(letter is not None)
-    assert trace.info[INFO_KEY] == {
-        "letter": letter,
-        "label": {
-            "E": "INHIBITOR",
-            "K": "SUBSTRATE",
-            "A": "INDIRECT-DOWNREGULATOR",
-            "L": "SUBSTRATE_PRODUCT-OF",
-            "B": "INDIRECT-UPREGULATOR",
-            "M": "PART-OF",
-            None: None,
-        }[letter],
-        "invalid_reason": invalid,
-        "format_reason": fmt_reason,
-        "versions": None,  # what the task data carries (a task built by hand: nothing)
-    }
+def test_reply_table(content, reasoning, letter, accuracy, fmt, invalid, fmt_reason) -> None:
+    """The specification, against the framework-free core (``tests/envs`` runs it through each adapter)."""
+    parsed = parsing.parse_reply(content, reasoning)
+    assert (parsed.letter, parsed.invalid_reason) == (letter, invalid)
+    score = score_reply(content, reasoning, GOLD)
+    assert (score.letter, score.accuracy, score.format) == (letter, accuracy, fmt)
+    assert (score.invalid_reason, score.format_reason) == (invalid, fmt_reason)
+    assert score.reward(Weights(accuracy=1.0, format=0.1)) == pytest.approx(accuracy + 0.1 * fmt)
 
 
 @pytest.mark.parametrize(("content", "letter", "accuracy", "fmt"), NR_CASES)
-async def test_no_relation_option(content, letter, accuracy, fmt) -> None:
-    task = make_task(["NO-RELATION"], with_no_relation=True)
-    trace = make_trace(task, content, None)
-    await task.score(trace)
-    assert (
-        trace.info[INFO_KEY]["letter"],
-        trace.rewards["accuracy"].score,
-        trace.rewards["format"].score,
-    ) == (letter, accuracy, fmt)
-
-
-async def test_weights_come_from_config() -> None:
-    config = DrugprotConfig(id="drugprot", accuracy_weight=0.7, format_weight=0.3).task
-    task = DrugprotTask(make_task(GOLD).data, config)
-    trace = make_trace(task, T + "\\boxed{E} \\boxed{E}", None)  # accurate, bad format
-    await task.score(trace)
-    assert trace.rewards["accuracy"].weight == 0.7
-    assert trace.rewards["format"].weight == 0.3
-    assert trace.reward == pytest.approx(0.7)
+def test_no_relation_option(content, letter, accuracy, fmt) -> None:
+    score = score_reply(content, None, ["NO-RELATION"], with_no_relation=True)
+    assert (score.letter, score.accuracy, score.format) == (letter, accuracy, fmt)
 
 
 @pytest.mark.parametrize("junk", ["\\boxed{" * 50, "}" * 10 + "\\boxed{}", "\x00\\boxed{\ud800}", "</think>" * 3])

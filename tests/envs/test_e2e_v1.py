@@ -20,8 +20,9 @@ import pytest
 
 import drugprot
 from drugprot.core.errors import DrugprotDataError
+from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import PROMPT_VERSION
-from drugprot.core.questions import TaskOptions, load_questions, validate_source
+from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_ID
 from drugprot.tools.serve import OpenAIServer, Reply, ResponderError

@@ -27,11 +27,13 @@ import pytest
 import drugprot
 from drugprot.core import labels, prompts, scoring
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
-from drugprot.core.questions import TaskOptions, load_questions
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import load_questions
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from tests.conftest import FIXTURE_JSONL
-from tests.core.test_parsing import CASES, GOLD, make_trace
+from tests.core.test_parsing import CASES, GOLD
+from tests.envs.traces import make_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINTS = ROOT / "configs" / "endpoints.toml"

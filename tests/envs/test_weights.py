@@ -15,7 +15,8 @@ import verifiers.v1 as vf
 from verifiers.v1.utils.loaders import resolve_env_config
 
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.questions import TaskOptions, load_questions
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import load_questions
 from drugprot.core.scoring import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
 from drugprot.envs.harness import HARNESS_ID
 from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset, fold_weights

@@ -15,7 +15,7 @@ import pytest
 from drugprot.core.data import load_documents
 from drugprot.core.labels import letter_of
 from drugprot.core.metrics import official_pairs, read_relations_tsv, score_relations
-from drugprot.core.questions import TaskOptions
+from drugprot.core.options import TaskOptions
 from drugprot.core.scoring import score_reply
 from drugprot.evaluation.baselines import Prediction, baseline_run, lexical_label, predict, reply_text
 from drugprot.evaluation.report import summarize

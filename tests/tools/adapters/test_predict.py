@@ -35,7 +35,7 @@ def test_first_occurrence_is_marked_in_the_environment_prompt() -> None:
     assert question.prompt.count("<chemical>aspirin</chemical>") == 1
     assert question.prompt.count("<gene>COX-2</gene>") == 1
     assert question.prompt.startswith("Abstract (PMID 123):\n")
-    assert (question.chemical, question.gene, question.labels) == ("aspirin", "COX-2", ())
+    assert (question.chemical.text, question.gene.text, question.labels) == ("aspirin", "COX-2", ())
     assert chat_messages(question) == [
         {"role": "system", "content": question.system_prompt},
         {"role": "user", "content": question.prompt},

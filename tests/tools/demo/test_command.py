@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from drugprot.core.questions import TaskOptions
+from drugprot.core.options import TaskOptions
 from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.report import summarize
 from drugprot.tools import demo

@@ -30,17 +30,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from drugprot.core.candidates import document_sentences
 from drugprot.core.errors import DrugprotDataError
 from drugprot.core.labels import RELATION_LABELS, RELATION_NAMES, by_letter
 from drugprot.core.parsing import STRAY_THINK_TAG, answer_letter, answer_region
 from drugprot.core.schema import Document, Entity
-
-Mode = Literal["pair", "extraction"]
-MODES: tuple[str, ...] = ("pair", "extraction")
-"""The task modes: one task per chemical-gene pair (the default), or one task per abstract."""
 
 Triple = tuple[str, str, str]
 """``(chemical id, gene id, official type name)``: one scored cell of the official metric."""
@@ -125,34 +121,6 @@ def check_ids(document: Document, source: str) -> None:
                 pmid=document.pmid,
                 field=f"entities[{i}].id",
             )
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractionQuestion:
-    """One prompted extraction task: the abstract, what the model sees, and its gold."""
-
-    pmid: str
-    system_prompt: str
-    prompt: str
-    gold: ExtractionGold
-
-    @property
-    def key(self) -> str:
-        """The task's stable id: the PMID (one task per abstract)."""
-        return self.pmid
-
-
-def extraction_questions(documents: Iterable[Document], *, source: str) -> list[ExtractionQuestion]:
-    """One question per abstract, in document order; abstracts without relations included.
-
-    Raises:
-        DrugprotDataError: a mention id cannot be cited (``check_ids``).
-    """
-    questions = []
-    for doc in documents:
-        check_ids(doc, source)
-        questions.append(ExtractionQuestion(doc.pmid, system_prompt(), user_prompt(doc), gold_of(doc)))
-    return questions
 
 
 # --------------------------------------------------------------------------------------------------

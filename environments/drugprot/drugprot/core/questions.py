@@ -1,9 +1,8 @@
 """Framework-free task building shared by both verifiers adapters: options in, prompted questions out.
 
-``TaskOptions`` holds every knob a user can set (the v1 ``DrugprotConfig`` and the v0
-``load_environment`` kwargs map onto it one to one) and is the one place knobs are validated: a bad
-value raises ``DrugprotConfigError`` when the options are built. ``load_questions`` loads the split,
-builds the pair tasks, applies the deterministic shuffle/limit and renders the prompts.
+``Question`` is the one record of a task (either mode) that every consumer reads. ``load_questions`` loads
+the split named by ``TaskOptions`` (``drugprot.core.options``), builds the pair tasks (or one task per
+abstract), applies the deterministic shuffle/limit and renders the prompts.
 
 ``validate_source`` is what the adapters run when their config is validated, before any run starts:
 for a local ``data_path`` it loads, validates and builds the questions right away (so every data error
@@ -14,157 +13,67 @@ files are unchanged. The hub is checked when the questions are loaded.
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from drugprot.core import extraction
 from drugprot.core._gc import gc_paused
-from drugprot.core.data import SPLITS, LoadStats, hub_source, load_documents, source_files
-from drugprot.core.errors import DrugprotConfigError, DrugprotDataError
-from drugprot.core.extraction import MODES, ExtractionQuestion, Mode, extraction_questions
+from drugprot.core.data import LoadStats, load_documents, source_files
+from drugprot.core.errors import DrugprotDataError
+from drugprot.core.extraction import ExtractionGold
 from drugprot.core.labels import letter_of
+from drugprot.core.options import Mode, TaskOptions
 from drugprot.core.prompts import system_prompt, user_prompt
-from drugprot.core.scoring import Weights
-from drugprot.core.tasks import Negatives, PairTask, build_tasks, parse_negatives
-
-
-@dataclass(frozen=True)
-class TaskOptions:
-    """Every user-facing knob of the environment, with its default."""
-
-    split: str = "validation"
-    data_path: str | None = None
-    revision: str | None = None
-    """Git revision of the hub dataset (commit sha, branch or tag); None is its default branch, which can
-    move: pinning a commit sha is what makes a hub run reproducible. Only without ``data_path``."""
-    num_tasks: int | None = None
-    """Keep the first N tasks (after shuffling); None keeps the whole split."""
-    shuffle: bool = False
-    seed: int = 0
-    """Seeds the shuffle and the negative sampling."""
-    negatives: Negatives = 0
-    mark_entities: bool = True
-    weights: Weights = field(default_factory=Weights)
-    mode: Mode = "pair"
-    """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract
-    (``drugprot.core.extraction``)."""
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise DrugprotConfigError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}", knob="mode")
-        if self.split not in SPLITS:
-            raise DrugprotConfigError(
-                f"unknown split {self.split!r}; expected one of {', '.join(SPLITS)}", knob="split"
-            )
-        if self.data_path is not None and (not isinstance(self.data_path, str) or not self.data_path.strip()):
-            raise DrugprotConfigError(
-                f"data_path must be a file or directory path, or unset for the hub; got {self.data_path!r}",
-                knob="data_path",
-            )
-        if self.revision is not None and (not isinstance(self.revision, str) or not self.revision.strip()):
-            raise DrugprotConfigError(
-                f"revision must be a commit sha, branch or tag of the hub dataset, or unset for its default "
-                f"branch; got {self.revision!r}",
-                knob="revision",
-            )
-        if self.revision is not None and self.data_path is not None:
-            raise DrugprotConfigError(
-                f"revision {self.revision!r} selects a version of the hub dataset, but data_path "
-                f"{self.data_path!r} loads local data; unset one of them (a local file is versioned by its "
-                "contents)",
-                knob="revision",
-            )
-        if self.num_tasks is not None and (not _is_int(self.num_tasks) or self.num_tasks < 1):
-            raise DrugprotConfigError(
-                f"num_tasks must be a positive integer, or unset for the whole split; got {self.num_tasks!r}",
-                knob="num_tasks",
-            )
-        if not _is_int(self.seed):
-            raise DrugprotConfigError(f"seed must be an integer, got {self.seed!r}", knob="seed")
-        for knob in ("shuffle", "mark_entities"):
-            if not isinstance(getattr(self, knob), bool):
-                raise DrugprotConfigError(f"{knob} must be true or false, got {getattr(self, knob)!r}", knob=knob)
-        for knob, value in (("accuracy_weight", self.weights.accuracy), ("format_weight", self.weights.format)):
-            if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-                raise DrugprotConfigError(f"{knob} must be a finite number, got {value!r}", knob=knob)
-        object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
-        if self.mode == "extraction" and self.negatives != 0:
-            raise DrugprotConfigError(
-                "negatives is a pair-mode knob: extraction mode asks for every relation of an abstract, so every "
-                f"same-sentence pair is already a candidate; leave negatives at 0 (got {self.negatives!r})",
-                knob="negatives",
-            )
-        if self.mode == "extraction" and not self.mark_entities:
-            raise DrugprotConfigError(
-                "extraction mode needs mark_entities=true: the answer cites the marked mention ids",
-                knob="mark_entities",
-            )
-
-    @property
-    def with_no_relation(self) -> bool:
-        return self.negatives != 0
-
-    @property
-    def source(self) -> str:
-        """What the options load, for messages: the data path, or the hub dataset and split."""
-        return self.data_path if self.data_path is not None else hub_source(self.split, self.revision)
-
-    @classmethod
-    def from_knobs(
-        cls,
-        *,
-        split: str,
-        data_path: str | None,
-        revision: str | None,
-        num_tasks: int | None,
-        shuffle: bool,
-        seed: int,
-        negatives: Negatives,
-        mark_entities: bool,
-        accuracy_weight: float,
-        format_weight: float,
-        mode: Mode = "pair",
-    ) -> TaskOptions:
-        """Options from the flat knobs both adapters expose (v1 ``DrugprotConfig``, v0 ``load_environment``).
-
-        Raises:
-            DrugprotConfigError: a knob has a value the environment cannot use (names the knob).
-        """
-        return cls(
-            split=split,
-            data_path=data_path,
-            revision=revision,
-            num_tasks=num_tasks,
-            shuffle=shuffle,
-            seed=seed,
-            negatives=negatives,
-            mark_entities=mark_entities,
-            weights=Weights(accuracy=accuracy_weight, format=format_weight),
-            mode=mode,
-        )
+from drugprot.core.schema import Document, Entity
+from drugprot.core.tasks import PairTask, build_tasks
 
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """One prompted task: what the model sees and the gold it is scored against."""
+    """One prompted task of either mode: what the model sees, the gold it is scored against, and the abstract
+    with the mentions it is about (what baselines and the demo read, instead of re-deriving them).
+
+    The v1 task data (``drugprot.envs.taskset.task_data``) and the v0 dataset row
+    (``drugprot.envs.legacy.dataset_row``) are built from it, one function each.
+    """
 
     key: str
+    """The task's stable id: ``pmid:arg1:arg2`` (pair mode, the official TSV's PMID/Arg1/Arg2) or the PMID."""
     pmid: str
-    arg1: str
-    arg2: str
-    chemical: str
-    gene: str
-    labels: tuple[str, ...]
-    """Official names of all gold types of the pair."""
     system_prompt: str
     prompt: str
-    with_no_relation: bool
+    text: str
+    """The abstract's text (title and body), which every mention's ``[start, end)`` offsets index."""
+    chemical: Entity | None = None
+    """Pair mode: the chemical mention (id, type, surface text, offsets into ``text``)."""
+    gene: Entity | None = None
+    """Pair mode: the gene/protein mention."""
+    labels: tuple[str, ...] = ()
+    """Pair mode: official names of all gold types of the pair (``NO-RELATION`` for a negative)."""
+    with_no_relation: bool = False
+    """Pair mode: whether ``N. NO-RELATION`` is an option."""
+    gold: ExtractionGold | None = None
+    """Extraction mode: the abstract's cited mention ids and gold triples."""
+
+    @property
+    def mode(self) -> Mode:
+        return "extraction" if self.gold is not None else "pair"
+
+    @property
+    def arg1(self) -> str:
+        """Pair mode: the chemical mention's id (the official TSV's ``Arg1:T#``); empty in extraction mode."""
+        return self.chemical.id if self.chemical is not None else ""
+
+    @property
+    def arg2(self) -> str:
+        """Pair mode: the gene mention's id (``Arg2:T#``); empty in extraction mode."""
+        return self.gene.id if self.gene is not None else ""
 
     @property
     def answers(self) -> tuple[str, ...]:
-        """Gold option letters."""
+        """Pair mode: the gold option letters."""
         return tuple(letter_of(name) for name in self.labels)
 
 
@@ -173,19 +82,31 @@ def question_for(task: PairTask, *, mark_entities: bool = True, with_no_relation
     return Question(
         key=task.key,
         pmid=task.pmid,
-        arg1=task.chemical.id,
-        arg2=task.gene.id,
-        chemical=task.chemical.text,
-        gene=task.gene.text,
-        labels=task.labels,
         system_prompt=system_prompt(with_no_relation),
         prompt=user_prompt(task, mark_entities=mark_entities, with_no_relation=with_no_relation),
+        text=task.document.text,
+        chemical=task.chemical,
+        gene=task.gene,
+        labels=task.labels,
         with_no_relation=with_no_relation,
     )
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def extraction_question(document: Document, *, source: str) -> Question:
+    """Render one abstract into an extraction-mode ``Question`` (abstracts without relations included).
+
+    Raises:
+        DrugprotDataError: a mention id cannot be cited (``extraction.check_ids``).
+    """
+    extraction.check_ids(document, source)
+    return Question(
+        key=document.pmid,
+        pmid=document.pmid,
+        system_prompt=extraction.system_prompt(),
+        prompt=extraction.user_prompt(document),
+        text=document.text,
+        gold=extraction.gold_of(document),
+    )
 
 
 _T = TypeVar("_T")
@@ -214,7 +135,7 @@ def select_tasks(tasks: list[_T], options: TaskOptions) -> list[_T]:
 
 # Questions built by ``validate_source``: (options, file fingerprints) -> (questions, load stats). At most one
 # entry; ``load_questions`` takes it out.
-_prepared: dict[tuple[object, ...], tuple[list[Question] | list[ExtractionQuestion], LoadStats]] = {}
+_prepared: dict[tuple[object, ...], tuple[list[Question], LoadStats]] = {}
 
 
 def _fingerprint(options: TaskOptions, data_path: str) -> tuple[object, ...]:
@@ -226,14 +147,12 @@ def _fingerprint(options: TaskOptions, data_path: str) -> tuple[object, ...]:
     return (options, tuple(files))
 
 
-def _build_questions(
-    options: TaskOptions, path_hint: str, stats: LoadStats
-) -> list[Question] | list[ExtractionQuestion]:
+def _build_questions(options: TaskOptions, path_hint: str, stats: LoadStats) -> list[Question]:
     documents = load_documents(
         options.split, options.data_path, stats=stats, path_hint=path_hint, revision=options.revision
     )
     if options.mode == "extraction":
-        return select_tasks(extraction_questions(documents, source=options.source), options)
+        return select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
     tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
     with_nr = options.with_no_relation
     with gc_paused():  # see drugprot.core._gc (not around load_documents: the hub download stays collected)
@@ -264,8 +183,8 @@ def validate_source(options: TaskOptions, *, path_hint: str = "data_path={path}"
 
 def load_questions(
     options: TaskOptions, *, path_hint: str = "data_path={path}", stats: LoadStats | None = None
-) -> list[Question] | list[ExtractionQuestion]:
-    """Load the split named by ``options`` and return its questions (``ExtractionQuestion`` in extraction mode).
+) -> list[Question]:
+    """Load the split named by ``options`` and return its questions (one per abstract in extraction mode).
 
     ``path_hint`` is how the caller's user sets ``data_path`` (``{path}`` stands for the file), quoted
     in the hub error.

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from drugprot.core._gc import gc_paused
-from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
+from drugprot.core.options import Negatives
 from drugprot.core.schema import Document, Entity
-
-Negatives = int | Literal["all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +59,7 @@ def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed
             a gold relation (the official extraction setting).
         seed: the negative-sampling seed.
 
-    Raises:
-        DrugprotConfigError: ``negatives`` is neither a non-negative integer nor ``"all"``.
     """
-    negatives = parse_negatives(negatives)
     documents = list(documents)
     tasks: list[PairTask] = []
     negative_map: dict[str, Sequence[tuple[str, str]]] = {}
@@ -83,20 +77,3 @@ def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed
         for arg1, arg2 in negative_map.get(doc.pmid, ()):
             tasks.append(PairTask(doc, index[arg1], index[arg2], (NO_RELATION.name,)))
     return tasks
-
-
-def parse_negatives(value: object) -> Negatives:
-    """Normalise the ``negatives`` option (an int, a digit string, or ``"all"``).
-
-    Raises:
-        DrugprotConfigError: anything else (a ``ValueError``), with the accepted forms in the message.
-    """
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "all":
-            return "all"
-        if text.isascii() and text.isdigit():
-            return int(text)
-    raise DrugprotConfigError(f"negatives must be a non-negative integer or 'all', got {value!r}", knob="negatives")

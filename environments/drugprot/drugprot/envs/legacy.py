@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 from drugprot.core import extraction
 from drugprot.core.errors import DrugprotError
-from drugprot.core.extraction import ExtractionGold, ExtractionQuestion, Mode
+from drugprot.core.extraction import ExtractionGold
+from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.parsing import parse_reply
 from drugprot.core.prompts import system_prompt
-from drugprot.core.questions import Question, TaskOptions, load_questions, validate_source
+from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.scoring import DEFAULT_WEIGHTS, EXTRACTION_SCORES, INFO_KEY, SCORES, ExtractionScore, Score, Weights
-from drugprot.core.tasks import Negatives
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 
@@ -72,24 +72,23 @@ class LegacyVerifiersUnavailable(DrugprotError, ImportError):
 # ------------------------------------------------------------------------------------------------ rows
 
 
-def dataset_row(question: Question | ExtractionQuestion) -> dict[str, Any]:
-    """One legacy dataset row: the chat prompt (system + user, as the v1 taskset sends it), the gold
-    letters as ``answer`` (comma-separated for a multi-label pair) and the gold record as ``info``.
-    Extraction mode: ``answer`` is the gold answer block, ``info.extraction`` the gold record."""
-    if isinstance(question, ExtractionQuestion):
+def dataset_row(question: Question) -> dict[str, Any]:
+    """One legacy dataset row (the one place it is built): the chat prompt (system + user, as the v1 taskset
+    sends it), the gold letters as ``answer`` (comma-separated for a multi-label pair) and the gold record as
+    ``info``. Extraction mode: ``answer`` is the gold answer block, ``info.extraction`` the gold record."""
+    prompt = [
+        {"role": "system", "content": question.system_prompt},
+        {"role": "user", "content": question.prompt},
+    ]
+    if question.gold is not None:
         return {
-            "prompt": [
-                {"role": "system", "content": question.system_prompt},
-                {"role": "user", "content": question.prompt},
-            ],
+            "prompt": prompt,
             "answer": extraction.answer_block(sorted(question.gold.relations)),
             "info": {"key": question.key, "pmid": question.pmid, "extraction": question.gold.as_record()},
         }
+    assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
     return {
-        "prompt": [
-            {"role": "system", "content": question.system_prompt},
-            {"role": "user", "content": question.prompt},
-        ],
+        "prompt": prompt,
         "answer": ",".join(question.answers),
         "info": {
             "key": question.key,
@@ -97,8 +96,8 @@ def dataset_row(question: Question | ExtractionQuestion) -> dict[str, Any]:
             "arg1": question.arg1,
             "arg2": question.arg2,
             "labels": list(question.labels),
-            "chemical": question.chemical,
-            "gene": question.gene,
+            "chemical": question.chemical.text,
+            "gene": question.gene.text,
             "with_no_relation": question.with_no_relation,
         },
     }
@@ -341,37 +340,13 @@ def load_environment(
         DrugprotDataError: the eval split's local data cannot be read, breaks the schema or selects no task.
         DrugprotHubError: no ``data_path`` while the hub is switched off and nothing is cached.
     """
-    given = {
-        "split": split,
-        "data_path": data_path,
-        "revision": revision,
-        "num_tasks": num_tasks,
-        "shuffle": shuffle,
-        "seed": seed,
-        "accuracy_weight": accuracy_weight,
-        "format_weight": format_weight,
-        "mark_entities": mark_entities,
-        "negatives": negatives,
-        "mode": mode,
-        "data_label": data_label,
-    }
+    arguments = dict(locals())  # the keyword arguments by name: the v0 knobs of ``drugprot.core.options.KNOBS``
+    given = {name: arguments[name] for name in knob_names("v0")}
     defaults = inspect.signature(load_environment).parameters
-    vf = _legacy_verifiers({k: v for k, v in given.items() if v != defaults[k].default})
+    vf = _legacy_verifiers({k: v for k, v in given.items() if k in knob_names("v1") and v != defaults[k].default})
 
     def options(for_split: str) -> TaskOptions:
-        return TaskOptions.from_knobs(
-            split=for_split,
-            data_path=data_path,
-            revision=revision,
-            num_tasks=num_tasks,
-            shuffle=shuffle,
-            seed=seed,
-            negatives=negatives,
-            mark_entities=mark_entities,
-            accuracy_weight=accuracy_weight,
-            format_weight=format_weight,
-            mode=mode,
-        )
+        return TaskOptions.from_knobs(given | {"split": for_split})
 
     eval_options, train_options = options(split), options(train_split)
     validate_source(eval_options, path_hint=DATA_PATH_HINT)

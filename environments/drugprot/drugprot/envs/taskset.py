@@ -16,8 +16,9 @@ import verifiers.v1 as vf
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
-from drugprot.core.extraction import ExtractionGold, ExtractionQuestion, Mode, answer_block
-from drugprot.core.questions import Question, TaskOptions, load_questions, validate_source
+from drugprot.core.extraction import ExtractionGold, answer_block
+from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
+from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.scoring import (
     DEFAULT_WEIGHTS,
     EXTRACTION_SCORES,
@@ -31,7 +32,6 @@ from drugprot.core.scoring import (
     score_reply,
     weight_knob,
 )
-from drugprot.core.tasks import Negatives
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 from drugprot.envs.harness import HARNESS_ID
@@ -215,43 +215,30 @@ class DrugprotConfig(vf.TasksetConfig):
         return Weights(accuracy=self.accuracy_weight, format=self.format_weight)
 
     def options(self) -> TaskOptions:
-        return TaskOptions.from_knobs(
-            split=self.split,
-            data_path=self.data_path,
-            revision=self.revision,
-            num_tasks=self.num_tasks,
-            shuffle=self.shuffle,
-            seed=self.seed,
-            negatives=self.negatives,
-            mark_entities=self.mark_entities,
-            accuracy_weight=self.accuracy_weight,
-            format_weight=self.format_weight,
-            mode=self.mode,
-        )
+        """The validated task options of this config (every ``KNOBS`` entry of the v1 stack)."""
+        return TaskOptions.from_knobs({name: getattr(self, name) for name in knob_names("v1")})
 
 
-def task_data(question: Question | ExtractionQuestion, versions: dict[str, Any] | None = None) -> DrugprotData:
-    if isinstance(question, ExtractionQuestion):
-        return DrugprotData(
-            name=question.key,
-            prompt=question.prompt,
-            system_prompt=question.system_prompt,
-            pmid=question.pmid,
-            extraction=question.gold.as_record(),
-            versions=versions,
-        )
+def task_data(question: Question, versions: dict[str, Any] | None = None) -> DrugprotData:
+    """The v1 task data of one question (the one place it is built)."""
+    common = {
+        "name": question.key,
+        "prompt": question.prompt,
+        "system_prompt": question.system_prompt,
+        "pmid": question.pmid,
+        "versions": versions,
+    }
+    if question.gold is not None:
+        return DrugprotData(**common, extraction=question.gold.as_record())
+    assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
     return DrugprotData(
-        name=question.key,
-        prompt=question.prompt,
-        system_prompt=question.system_prompt,
-        pmid=question.pmid,
+        **common,
         arg1=question.arg1,
         arg2=question.arg2,
         labels=list(question.labels),
-        chemical=question.chemical,
-        gene=question.gene,
+        chemical=question.chemical.text,
+        gene=question.gene.text,
         with_no_relation=question.with_no_relation,
-        versions=versions,
     )
 
 

@@ -57,9 +57,9 @@ from drugprot.core.metrics import (
     write_entities_tsv,
     write_predictions_tsv,
 )
+from drugprot.core.options import parse_negatives
 from drugprot.core.schema import Document
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
-from drugprot.core.tasks import parse_negatives
 from drugprot.core.versions import from_info as versions_from_info
 from drugprot.evaluation.stats import (
     DEFAULT_RESAMPLES,

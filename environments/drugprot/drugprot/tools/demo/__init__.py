@@ -1,8 +1,9 @@
 """``drugprot demo``: the whole evaluation flow offline, with no model, API key or dataset download.
 
 1. Serves the ``lexical`` baseline (``drugprot.evaluation.baselines``) as an OpenAI-compatible streaming endpoint on
-   127.0.0.1 (``drugprot.tools.serve.OpenAIServer``). It reads the marked pair from each prompt and replies in
-   the environment's format: reasoning in ``<think></think>``, then one ``\\boxed{}`` letter.
+   127.0.0.1 (``drugprot.tools.serve.OpenAIServer``). It looks each prompt up among the run's questions (the
+   same data and options) and answers from the pair's spans in the environment's format: reasoning in
+   ``<think></think>``, then one ``\\boxed{}`` letter.
 2. Runs the real verifiers v1 eval CLI on the package's SYNTHETIC sample set (``drugprot/tools/sample/``):
    ``vf-eval drugprot`` on verifiers 0.4, the ``eval`` script on 0.3.1 (whose ``vf-eval`` is the legacy
    CLI), with ``--env.taskset.data-path <sample> --env.taskset.data-label <what the sample is>
@@ -23,9 +24,9 @@ from drugprot.tools.demo.command import DEFAULT_OUTPUT_DIR, DEFAULT_TASKS, add_a
 from drugprot.tools.demo.errors import DemoError
 from drugprot.tools.demo.eval_cli import MODEL, eval_arguments, eval_command, serves_env_workers
 from drugprot.tools.demo.progress import Progress, count_lines, new_run_files, progress_line, progress_step
-from drugprot.tools.demo.replier import PromptPair, lexical_reply, lexical_responder, pair_from_prompt
+from drugprot.tools.demo.replier import LexicalReplier, lexical_replier
 from drugprot.tools.demo.runner import DemoRun, run_demo
-from drugprot.tools.demo.sample_run import SampleRun, plan_sample_run, sample_label, sample_path
+from drugprot.tools.demo.sample_run import SampleRun, plan_sample_run, sample_label, sample_options, sample_path
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
@@ -34,16 +35,14 @@ __all__ = [
     "DemoError",
     "DemoRun",
     "Progress",
-    "PromptPair",
+    "LexicalReplier",
     "SampleRun",
     "add_arguments",
     "count_lines",
     "eval_arguments",
     "eval_command",
-    "lexical_reply",
-    "lexical_responder",
+    "lexical_replier",
     "new_run_files",
-    "pair_from_prompt",
     "plan_sample_run",
     "progress_line",
     "progress_step",
@@ -51,6 +50,7 @@ __all__ = [
     "run",
     "run_demo",
     "sample_label",
+    "sample_options",
     "sample_path",
     "serves_env_workers",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Sequence
@@ -9,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from drugprot.core.tasks import parse_negatives
+from drugprot.core.options import parse_negatives
 from drugprot.evaluation.report import V1_FILE, Run, load_run, summarize
 from drugprot.tools.demo.errors import DemoError
 from drugprot.tools.demo.eval_cli import KEY_VAR, MODEL, eval_arguments, eval_command, run_cli, serves_env_workers
 from drugprot.tools.demo.progress import Progress, new_run_files
-from drugprot.tools.demo.replier import lexical_responder
-from drugprot.tools.demo.sample_run import SampleRun, plan_sample_run, sample_path
+from drugprot.tools.demo.replier import lexical_replier
+from drugprot.tools.demo.sample_run import SampleRun, plan_sample_run, sample_options, sample_path
 from drugprot.tools.serve import OpenAIServer
 
 LOG_NAME = "eval-cli.log"
@@ -76,8 +77,12 @@ def run_demo(
     command = eval_command()
     output_dir.mkdir(parents=True, exist_ok=True)
     log_path = output_dir / f"drugprot-demo-{os.getpid()}.log"  # moved into the run directory once it exists
-    with sample_path() as data_path, OpenAIServer(lexical_responder, port=0, models=(MODEL,)) as server:
+    with contextlib.ExitStack() as stack:
+        data_path = stack.enter_context(sample_path())
         sample = plan_sample_run(data_path, negatives=negatives, num_tasks=num_tasks, rollouts=rollouts)
+        # The served baseline loads the questions the eval CLI will ask: the same file, the same options.
+        replier = lexical_replier(sample_options(data_path, negatives=negatives))
+        server = stack.enter_context(OpenAIServer(replier, port=0, models=(MODEL,)))
         argv = command + eval_arguments(
             server.base_url,
             data_path,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.tasks import build_tasks, parse_negatives
+from drugprot.core.options import TaskOptions, parse_negatives
+from drugprot.core.tasks import build_tasks
 from drugprot.tools.demo.errors import DemoError
 
 SAMPLE_NAME = "drugprot/tools/sample"
@@ -24,6 +25,16 @@ def sample_path() -> Iterator[Path]:
         if not path.is_file():
             raise DemoError(f"the sample set is missing from the installed package ({path}); reinstall drugprot")
         yield path
+
+
+def sample_options(path: Path, *, negatives: str) -> TaskOptions:
+    """The task options of a demo run on the sample at ``path``: what the eval CLI's arguments set
+    (``--env.taskset.data-path``, ``--env.taskset.negatives``) and the taskset's defaults for the rest.
+
+    Raises:
+        DrugprotConfigError: a bad ``negatives``.
+    """
+    return TaskOptions(data_path=str(path), negatives=parse_negatives(negatives))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +72,8 @@ def plan_sample_run(path: Path, *, negatives: str, num_tasks: int | None, rollou
             f"--rollouts and --num-tasks must be at least 1, got {rollouts} and {num_tasks}",
             knob="rollouts" if rollouts < 1 else "num_tasks",
         )
-    documents = load_documents("validation", path)
-    tasks = len(build_tasks(documents, negatives=parse_negatives(negatives)))
+    options = sample_options(path, negatives=negatives)
+    documents = load_documents(options.split, path)
+    tasks = len(build_tasks(documents, negatives=options.negatives))
     selected = tasks if num_tasks is None else min(num_tasks, tasks)
     return SampleRun(abstracts=len(documents), available=tasks, tasks=selected, rollouts=selected * rollouts)

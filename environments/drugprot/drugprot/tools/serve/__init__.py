@@ -20,12 +20,12 @@ Standalone, for debugging: ``python -m drugprot.tools.serve --port 8000 --reply 
 (or ``python <this folder>/__main__.py ...``).
 
 Modules: ``replies`` (what is answered), ``http_handler`` (limits, errors, keep-alive), ``openai_routes`` (the
-chat and models routes), ``server`` (:class:`OpenAIServer`), ``command`` (the standalone command line).
+chat and models routes), ``server`` (:class:`OpenAIServer`), ``cli`` (the standalone command line).
 """
 
 from __future__ import annotations
 
-from drugprot.tools.serve.command import build_server, main
+from drugprot.tools.serve.cli import build_server, main
 from drugprot.tools.serve.http_handler import BODY_TIMEOUT, MAX_BODY_BYTES, RecordedRequest
 from drugprot.tools.serve.replies import (
     Reply,

@@ -14,7 +14,7 @@ import pytest
 from drugprot.core.errors import DrugprotError
 from drugprot.tools import serve
 from drugprot.tools.serve import Reply, ResponderError, build_server, main
-from drugprot.tools.serve.command import ScriptError, load_script
+from drugprot.tools.serve.cli import ScriptError, load_script
 from tests.tools.serve.wire import MESSAGES
 
 SCRIPT_FILE = Path(serve.__file__).with_name("__main__.py")

@@ -1,0 +1,60 @@
+"""The v1 taskset scores replies exactly as the core does: the parser table through ``await task.score``."""
+
+from __future__ import annotations
+
+import pytest
+
+from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotTask
+from tests.core.test_parsing import CASES, GOLD, NR_CASES, T
+from tests.envs.traces import make_task, make_trace
+
+
+@pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
+async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt, invalid, fmt_reason) -> None:
+    task = make_task(GOLD)
+    trace = make_trace(task, content, reasoning)
+    await task.score(trace)
+    assert trace.errors == []
+    assert trace.rewards["accuracy"].score == accuracy
+    assert trace.rewards["format"].score == fmt
+    assert trace.rewards["accuracy"].weight == 1.0
+    assert trace.rewards["format"].weight == 0.1
+    assert trace.reward == pytest.approx(accuracy * 1.0 + fmt * 0.1)
+    assert trace.metrics["answered"] == float(letter is not None)
+    assert trace.info[INFO_KEY] == {
+        "letter": letter,
+        "label": {
+            "E": "INHIBITOR",
+            "K": "SUBSTRATE",
+            "A": "INDIRECT-DOWNREGULATOR",
+            "L": "SUBSTRATE_PRODUCT-OF",
+            "B": "INDIRECT-UPREGULATOR",
+            "M": "PART-OF",
+            None: None,
+        }[letter],
+        "invalid_reason": invalid,
+        "format_reason": fmt_reason,
+        "versions": None,  # what the task data carries (a task built by hand: nothing)
+    }
+
+
+@pytest.mark.parametrize(("content", "letter", "accuracy", "fmt"), NR_CASES)
+async def test_no_relation_option(content, letter, accuracy, fmt) -> None:
+    task = make_task(["NO-RELATION"], with_no_relation=True)
+    trace = make_trace(task, content, None)
+    await task.score(trace)
+    assert (
+        trace.info[INFO_KEY]["letter"],
+        trace.rewards["accuracy"].score,
+        trace.rewards["format"].score,
+    ) == (letter, accuracy, fmt)
+
+
+async def test_weights_come_from_config() -> None:
+    config = DrugprotConfig(id="drugprot", accuracy_weight=0.7, format_weight=0.3).task
+    task = DrugprotTask(make_task(GOLD).data, config)
+    trace = make_trace(task, T + "\\boxed{E} \\boxed{E}", None)  # accurate, bad format
+    await task.score(trace)
+    assert trace.rewards["accuracy"].weight == 0.7
+    assert trace.rewards["format"].weight == 0.3
+    assert trace.reward == pytest.approx(0.7)
