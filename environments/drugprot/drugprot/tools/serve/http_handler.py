@@ -13,12 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from drugprot.core.errors import DrugprotError
-
-if TYPE_CHECKING:
-    from drugprot.tools.serve.server import HTTPServer
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """Largest request body accepted, in bytes (16 MiB; a DrugProt prompt is a few KiB). Larger gets 413."""
@@ -63,7 +60,7 @@ class JSONHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive; every response has Content-Length or is chunked
     default_request_version = "HTTP/1.1"  # a garbled request line still gets a status line, not bare JSON
     disable_nagle_algorithm = True  # many small SSE writes must not wait on delayed ACKs
-    server: HTTPServer
+    server: Any  # drugprot.tools.serve.server.HTTPServer, whose ``owner`` holds the settings (it imports this module)
     ROUTES: ClassVar[dict[str, tuple[str, str]]] = {}
     """path -> (the method it allows, the name of the method that handles it with the parsed body)."""
 
