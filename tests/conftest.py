@@ -114,6 +114,7 @@ SLOW_TESTS = frozenset(
         "test_command.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
         "test_legacy.py::test_eval_config_dry_run",
+        "test_configs.py::test_extraction_eval_toml_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
         "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
         "test_legacy.py::test_readme_v1_command_dry_run",

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
-from drugprot.evaluation.report import format_report, plot_classes, plot_confusion, resamples_arg, summarize
+from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.render import format_report
+from drugprot.evaluation.report import resamples_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from drugprot.evaluation.summary import summarize
 from drugprot.tools.demo.runner import LOG_NAME, DemoRun, run_demo
 
 DEFAULT_TASKS = 22

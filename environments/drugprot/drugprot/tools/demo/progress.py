@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from drugprot.evaluation.report import V1_FILE
+from drugprot.evaluation.records import V1_FILE
 
 POLL_SECONDS = 0.5
 """How often the progress display re-counts the run's traces."""

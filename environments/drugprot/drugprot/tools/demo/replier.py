@@ -12,7 +12,7 @@ from typing import Any
 
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import Question, load_questions
-from drugprot.evaluation.baselines import Prediction, fallback_label, lexical_label, reply_text
+from drugprot.evaluation.baselines import BaselineAnswer, fallback_label, lexical_label, reply_text
 from drugprot.tools.serve import Reply, last_user_text
 
 
@@ -43,7 +43,7 @@ class LexicalReplier:
         question = self._by_prompt.get(prompt)
         if question is None:
             label = fallback_label(self._with_no_relation)
-            return reply_text(Prediction(label, f"the prompt is not one of this run's questions, so {label}"))
+            return reply_text(BaselineAnswer(label, f"the prompt is not one of this run's questions, so {label}"))
         chemical, gene = question.chemical, question.gene
         assert chemical is not None and gene is not None  # only pair questions are kept
         prediction = lexical_label(

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TextIO
 
 from drugprot.core.options import parse_negatives
-from drugprot.evaluation.report import V1_FILE, Run, load_run, summarize
+from drugprot.evaluation.records import V1_FILE, Run
+from drugprot.evaluation.runs import load_run
+from drugprot.evaluation.summary import summarize
 from drugprot.tools.demo.errors import DemoError
 from drugprot.tools.demo.eval_cli import KEY_VAR, MODEL, eval_arguments, eval_command, run_cli, serves_env_workers
 from drugprot.tools.demo.progress import Progress, new_run_files
