@@ -1,7 +1,10 @@
 """DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
 
 Scored by ``drugprot.core.scoring``: accuracy (the boxed letter is one of the pair's gold types) plus a
-small format reward (closed reasoning and exactly one boxed answer). ``DrugprotEnv`` pins drugprot's own
+small format reward (closed reasoning and exactly one boxed answer). The knobs are ``drugprot.core.options.KNOBS``
+(``DrugprotConfig``'s fields take their defaults and help from it). The reward weights are read once, as the
+validated ``TaskOptions.weights`` (the v0 adapter reads the same value), and reach verifiers through its own
+``task.rewards`` (``fold_weights``). ``DrugprotEnv`` pins drugprot's own
 single-turn chat harness (``drugprot.envs.harness``, in-process) in a ``subprocess`` runtime, so ``vf-eval drugprot``
 needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-program harness instead.
 """
