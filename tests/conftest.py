@@ -113,11 +113,11 @@ SLOW_TESTS = frozenset(
         "test_report.py::test_report_on_a_real_vf_eval_run",
         "test_command.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
-        "test_legacy.py::test_eval_config_dry_run",
+        "test_configs.py::test_eval_config_dry_run",
         "test_configs.py::test_extraction_eval_toml_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
         "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
-        "test_legacy.py::test_readme_v1_command_dry_run",
+        "test_configs.py::test_readme_v1_command_dry_run",
         # verifiers' own model-free checker (vf-validate; validate on 0.3.x) over the fixture
         "test_validate.py::test_validate_passes_on_the_fixture_without_a_prime_login",
         "test_validate.py::test_without_the_subprocess_runtime_it_asks_for_a_prime_login",
@@ -135,8 +135,10 @@ SLOW_TESTS = frozenset(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Runs before -k/-m deselect anything, so every test of a collected file is seen here.
-    collected = {f"{item.path.name}::{getattr(item, 'originalname', item.name)}": item for item in items}
-    for key, item in collected.items():
+    collected = set()
+    for item in items:  # every parametrization of a slow test
+        key = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        collected.add(key)
         if key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     files = {item.path.name for item in items}
