@@ -19,7 +19,7 @@ import pytest
 from bench import corpus
 from bench.score import SHAPES
 from drugprot.core.candidates import select_negatives
-from drugprot.core.data import document_from_row, load_documents
+from drugprot.core.sources import document_from_row, load_documents
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_DOCS = 100

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drugprot.core import labels, prompts
-from drugprot.core.data import LoadStats, load_documents
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotHubError
 from drugprot.core.options import TaskOptions, parse_negatives
 from drugprot.core.parsing import parse_reply
 from drugprot.core.questions import load_questions
+from drugprot.core.sources import LoadStats, load_documents
 from drugprot.core.tasks import build_tasks
 from tests.conftest import FIXTURES
 
@@ -523,7 +523,7 @@ def test_negatives_are_normalised() -> None:
 
 
 def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from drugprot.core.data import check_hub_offline
+    from drugprot.core.sources import check_hub_offline
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_DATASETS_OFFLINE"):
@@ -778,7 +778,7 @@ def test_random_corruption_of_a_tsv_file_loads_or_is_a_data_error(fixture_tsv: P
 
 
 def test_hub_probe_goes_through_the_configured_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from drugprot.core.data import _probe_target
+    from drugprot.core.sources.hub import _probe_target
 
     for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(var, raising=False)

@@ -20,7 +20,6 @@ import pytest
 
 from drugprot.core import extraction
 from drugprot.core.candidates import candidate_pairs
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError
 from drugprot.core.extraction import (
     ExtractionGold,
@@ -35,6 +34,7 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.questions import Question, extraction_question, load_questions
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import INFO_KEY, ExtractionScoreCache, score_extraction
+from drugprot.core.sources import load_documents
 from drugprot.core.versions import record as versions_record
 from tests.conftest import FIXTURE_JSONL
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from drugprot.core._gc import gc_paused
-from drugprot.core.data import load_documents
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from drugprot.core.data import load_documents
 from drugprot.core.labels import letter_of
 from drugprot.core.metrics import official_pairs, read_relations_tsv, score_relations
 from drugprot.core.options import TaskOptions
 from drugprot.core.scoring import score_reply
+from drugprot.core.sources import load_documents
 from drugprot.evaluation.baselines import Prediction, baseline_run, lexical_label, predict, reply_text
 from drugprot.evaluation.report import summarize
 from drugprot.tools.cli import main as cli_main

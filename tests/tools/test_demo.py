@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from drugprot.core.data import load_documents
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import user_prompt
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.evaluation.baselines import baseline_run, predict, reply_text
 from drugprot.evaluation.report import summarize

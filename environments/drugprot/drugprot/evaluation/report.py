@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION, RELATION_NAMES, letter_of, options
 from drugprot.core.metrics import (
@@ -60,6 +59,7 @@ from drugprot.core.metrics import (
 from drugprot.core.options import parse_negatives
 from drugprot.core.schema import Document
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
+from drugprot.core.sources import load_documents
 from drugprot.core.versions import from_info as versions_from_info
 from drugprot.evaluation.stats import (
     DEFAULT_RESAMPLES,

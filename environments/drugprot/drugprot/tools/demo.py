@@ -35,11 +35,11 @@ from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import Any, TextIO
 
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import NO_RELATION
 from drugprot.core.options import parse_negatives
 from drugprot.core.prompts import CHEMICAL_TAGS, GENE_TAGS
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.evaluation.baselines import Prediction, fallback_label, lexical_label, reply_text
 from drugprot.evaluation.report import (
