@@ -18,8 +18,8 @@ import pytest
 
 from bench import corpus
 from bench.score import SHAPES
-from drugprot.core.candidates import select_negatives
 from drugprot.core.sources import document_from_row, load_documents
+from drugprot.core.tasks import build_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_DOCS = 100
@@ -85,7 +85,7 @@ def test_build_quick() -> None:
     documents = [document_from_row(row) for row in corpus.generate(QUICK_DOCS, seed=0)]
     for setting in ("0", "1", "all"):
         k = setting if setting == "all" else int(setting)
-        negatives = sum(len(p) for p in select_negatives(documents, k, seed=0).values()) if k else 0
+        negatives = sum(task.labels == ("NO-RELATION",) for task in build_tasks(documents, negatives=k, seed=0))
         entry = result["negatives"][setting]
         assert (entry["positive"], entry["negative"]) == (QUICK_POSITIVES, negatives)
         assert entry["tasks"] == entry["memory"]["tasks"] == QUICK_POSITIVES + negatives

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import drugprot
 from drugprot.core.labels import RELATION_NAMES, letter_of
-from drugprot.core.metrics import read_relations_tsv, score_relations
+from drugprot.core.metrics import score_relations
+from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.core.prompts import PROMPT_VERSION
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.evaluation import report

@@ -47,15 +47,8 @@ from typing import Any
 
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION, RELATION_NAMES, letter_of, options
-from drugprot.core.metrics import (
-    RelationRow,
-    Scores,
-    confusion_matrix,
-    prf,
-    score_relations,
-    write_entities_tsv,
-    write_predictions_tsv,
-)
+from drugprot.core.metrics import RelationRow, Scores, confusion_matrix, prf, score_relations
+from drugprot.core.official_tsv import write_entities_tsv, write_predictions_tsv
 from drugprot.core.options import parse_negatives
 from drugprot.core.schema import Document
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
