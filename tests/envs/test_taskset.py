@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotTask
@@ -58,3 +60,23 @@ async def test_weights_come_from_config() -> None:
     assert trace.rewards["accuracy"].weight == 0.7
     assert trace.rewards["format"].weight == 0.3
     assert trace.reward == pytest.approx(0.7)
+
+
+def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(ValidationError) as err:
+        DrugprotConfig(id="drugprot", data_path=str(missing))
+    assert err.value.errors()[0]["msg"] == (
+        f"Value error, no such file or directory: {missing}; pass a .parquet, .jsonl or .json file or a directory "
+        f"of the official BioCreative VII TSV files (source {missing}, field data_path)"
+    )
+    with pytest.raises(ValidationError, match="num_tasks must be a positive integer"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), num_tasks=0)
+    with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
+    with pytest.raises(ValidationError, match="revision 'abc123' selects a version of the hub dataset, but data_path"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
+    assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
+    assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
