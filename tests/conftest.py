@@ -17,10 +17,7 @@ from typing import Any
 import pytest
 
 from drugprot.tools.serve import Reply
-
-FIXTURES = Path(__file__).parent / "fixtures"
-FIXTURE_JSONL = FIXTURES / "drugprot_fixture.jsonl"
-FIXTURE_TSV = FIXTURES / "tsv"
+from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
 

@@ -32,7 +32,7 @@ from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import ExtractionScoreCache, score_extraction
 from drugprot.core.sources import load_documents
 from drugprot.core.versions import record as versions_record
-from tests.conftest import FIXTURE_JSONL
+from tests.fixtures import FIXTURE_JSONL
 
 FIXTURE_VERSIONS = versions_record(str(FIXTURE_JSONL), None)
 """What every rollout over the fixture records next to its prediction (``drugprot.core.versions``)."""

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotHubError
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import load_questions
+from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.sources import LoadStats, load_documents
 from drugprot.core.tasks import build_tasks
-from tests.conftest import FIXTURES
+from tests.fixtures import FIXTURES
 
 HUB_HELP_VALIDATION = (
     "Download the split once with `hf download OpenMed/drugprot-parquet data/validation.parquet --repo-type dataset "
@@ -377,10 +377,8 @@ def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.Mon
     )
     with pytest.raises(DrugprotHubError, match="HF_HUB_OFFLINE is set"):
         load_questions(TaskOptions())  # the loader runs the same check before it imports datasets
-    from drugprot.envs.taskset import DrugprotConfig
-
     # vf-eval validates a default config (no data_path) before it applies the user's flags: that must pass offline
-    assert DrugprotConfig(id="drugprot").data_path is None
+    assert validate_source(TaskOptions()) is None
     snapshot = tmp_path / "hf" / "hub" / "datasets--OpenMed--drugprot-parquet" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     check_hub_offline("validation")  # a cached copy: datasets can load it offline

@@ -21,7 +21,7 @@ from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
 from drugprot.core.schema import Document, Entity, Relation
 from drugprot.core.scoring import SCORER_VERSION, score_reply
 from drugprot.core.tasks import build_tasks
-from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
+from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "environments" / "drugprot" / "pyproject.toml"
 

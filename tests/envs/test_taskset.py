@@ -80,3 +80,13 @@ def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path)
         DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
     assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
     assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
+
+
+def test_the_default_config_validates_offline_without_a_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """vf-eval validates a default config (no data_path) before it applies the user's flags: offline and with
+    nothing cached that must pass (the hub is checked when the tasks are loaded)."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert DrugprotConfig(id="drugprot").data_path is None
