@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.options import TaskOptions, parse_negatives
+from drugprot.core.options import KNOBS, TaskOptions, knob_names, parse_negatives
+from drugprot.core.scoring import Weights
 
 
 @pytest.mark.parametrize(("value", "expected"), [(0, 0), (3, 3), ("2", 2), ("all", "all"), (" ALL ", "all")])
@@ -58,3 +59,44 @@ def test_bad_knobs_are_config_errors(knobs, knob, message) -> None:
 
 def test_negatives_are_normalised() -> None:
     assert TaskOptions(negatives=" ALL ").negatives == "all" and TaskOptions(negatives="3").negatives == 3
+
+
+def test_the_knob_table() -> None:
+    assert knob_names("v1") == (
+        "split", "data_path", "revision", "num_tasks", "shuffle", "seed", "accuracy_weight", "format_weight",
+        "mark_entities", "negatives", "mode", "data_label",
+    )  # fmt: skip
+    assert knob_names("v0") == (*knob_names("v1"), "train_split")
+
+
+def test_task_options_defaults_are_the_table_defaults() -> None:
+    options = TaskOptions()
+    defaults = {knob.name: knob.default for knob in KNOBS}
+    for name in (
+        "split",
+        "data_path",
+        "revision",
+        "num_tasks",
+        "shuffle",
+        "seed",
+        "mark_entities",
+        "negatives",
+        "mode",
+    ):
+        assert getattr(options, name) == defaults[name], name
+    assert options.weights == Weights(accuracy=defaults["accuracy_weight"], format=defaults["format_weight"])
+    assert (options.with_no_relation, options.source) == (False, "hub:OpenMed/drugprot-parquet[validation]")
+
+
+def test_from_knobs_folds_the_weights_and_ignores_adapter_only_knobs() -> None:
+    options = TaskOptions.from_knobs(
+        {"format_weight": 0.5, "data_label": "x", "train_split": "train", "negatives": "2"}
+    )
+    assert (options.weights, options.negatives, options.with_no_relation) == (Weights(1.0, 0.5), 2, True)
+    assert TaskOptions.from_knobs({"data_path": "d.jsonl"}).source == "d.jsonl"
+    with pytest.raises(DrugprotConfigError) as err:
+        TaskOptions.from_knobs({"negative": 1})
+    assert (str(err.value), err.value.knob) == (
+        "unknown knob 'negative'; the knobs are " + ", ".join(knob_names("v0")),
+        "negative",
+    )

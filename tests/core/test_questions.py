@@ -2,15 +2,84 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from drugprot.core.errors import DrugprotDataError
+from drugprot.core.extraction import ExtractionGold
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
-from drugprot.core.sources import LoadStats
+from drugprot.core.schema import Entity
+from drugprot.core.sources import LoadStats, load_documents
 from tests.core.test_sources import copy_tsv, rows, write_rows
+
+TAG = re.compile(r"<(/?)(chemical|gene)>")
+
+
+def marked_spans(prompt: str) -> tuple[str, dict[str, tuple[int, int]]]:
+    """The abstract of a pair prompt with its tags removed, and where each tagged span lies in that text."""
+    marked = prompt.split("\n", 1)[1].split("\n\nChemical: ", 1)[0]
+    plain, opened, spans, last = [], {}, {}, 0
+    for match in TAG.finditer(marked):
+        plain.append(marked[last : match.start()])
+        last = match.end()
+        at = sum(map(len, plain))
+        if match.group(1):
+            spans[match.group(2)] = (opened.pop(match.group(2)), at)
+        else:
+            opened[match.group(2)] = at
+    plain.append(marked[last:])
+    return "".join(plain), spans
+
+
+@pytest.mark.parametrize(
+    ("knobs", "count"),
+    [({}, 27), ({"negatives": 1}, 38), ({"negatives": 2}, 41), ({"negatives": "all"}, 42), ({"mode": "extraction"}, 9)],
+)
+def test_question_counts_per_mode(fixture_jsonl: Path, knobs: dict, count: int) -> None:
+    questions = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl), **knobs))
+    assert len(questions) == count
+    assert {q.mode for q in questions} == {knobs.get("mode", "pair")}
+
+
+def test_the_first_pair_question(fixture_jsonl: Path) -> None:
+    q = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl)))[0]
+    assert (q.key, q.pmid, q.arg1, q.arg2) == ("90000001:T1:T2", "90000001", "T1", "T2")
+    assert q.chemical == Entity("T1", "CHEMICAL", "Lorvastatin", 0, 11)
+    assert q.gene == Entity("T2", "GENE-Y", "CYP3A4", 58, 64)
+    assert (q.labels, q.answers, q.with_no_relation, q.gold) == (("INHIBITOR", "SUBSTRATE"), ("E", "K"), False, None)
+
+
+def test_pair_questions_carry_the_mentions_their_prompt_marks(fixture_jsonl: Path) -> None:
+    questions = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl), negatives="all"))
+    texts = {doc.pmid: doc.text for doc in load_documents("train", fixture_jsonl)}
+    for q in questions:
+        assert q.chemical is not None and q.gene is not None and q.gold is None
+        assert q.text == texts[q.pmid]
+        assert q.chemical.text == q.text[q.chemical.start : q.chemical.end] and q.chemical.is_chemical
+        assert q.gene.text == q.text[q.gene.start : q.gene.end] and q.gene.is_gene
+        assert q.key == f"{q.pmid}:{q.chemical.id}:{q.gene.id}" == f"{q.pmid}:{q.arg1}:{q.arg2}"
+        plain, spans = marked_spans(q.prompt)
+        assert plain == q.text, q.key
+        assert spans == {"chemical": (q.chemical.start, q.chemical.end), "gene": (q.gene.start, q.gene.end)}, q.key
+        assert f'Chemical: "{q.chemical.text}"' in q.prompt and f'Gene/protein: "{q.gene.text}"' in q.prompt
+
+
+def test_extraction_questions_have_the_gold_and_no_mentions(fixture_jsonl: Path) -> None:
+    questions = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl), mode="extraction"))
+    documents = load_documents("train", fixture_jsonl)
+    assert [q.key for q in questions] == [q.pmid for q in questions] == [doc.pmid for doc in documents]
+    assert [len(q.gold.relations) for q in questions if q.gold is not None] == [4, 3, 2, 0, 5, 4, 4, 3, 3]
+    for q, doc in zip(questions, documents, strict=True):
+        assert (q.chemical, q.gene, q.labels, q.answers, q.arg1, q.arg2) == (None, None, (), (), "", "")
+        assert q.text == doc.text and q.with_no_relation is False
+        assert q.gold == ExtractionGold(
+            chemicals=frozenset(e.id for e in doc.entities if e.is_chemical),
+            genes=frozenset(e.id for e in doc.entities if e.is_gene),
+            relations=frozenset((r.arg1, r.arg2, r.type) for r in doc.relations),
+        )
 
 
 def test_options_shuffle_and_limit(fixture_jsonl: Path) -> None:
