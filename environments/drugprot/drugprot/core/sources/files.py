@@ -71,6 +71,11 @@ def _json_value(text: str, path: Path, line_no: int | None = None) -> Any:
 
 @gc_paused()  # bulk build of acyclic records: see drugprot.core._gc
 def file_rows(path: Path) -> Iterable[Mapping[str, Any]]:
+    """The rows of one ``.parquet``, ``.jsonl`` or ``.json`` file, not yet validated.
+
+    Raises:
+        DrugprotDataError: the file cannot be read or decoded, or is not a list of rows (names file and line).
+    """
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return _parquet_rows(path)

@@ -81,6 +81,11 @@ def _tsv_lines(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
 
 @gc_paused()  # bulk build of acyclic records: see drugprot.core._gc
 def tsv_documents(files: tuple[Path, ...], stats: LoadStats) -> list[Document]:
+    """The validated documents of one split's (abstracts, entities, relations) files (``file_set``).
+
+    Raises:
+        DrugprotDataError: a malformed line (names file and line), or a row that breaks the schema.
+    """
     abstracts_path, entities_path, relations_path = files
     rows: dict[str, dict[str, Any]] = {}
     for line_no, (pmid, title, abstract) in _tsv_lines(abstracts_path, 3):
