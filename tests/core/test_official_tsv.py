@@ -30,6 +30,19 @@ def test_read_tolerates_blank_lines_crlf_and_no_relation(tmp_path: Path) -> None
     assert read_relations_tsv(path) == [("1", "T1", "T2", "INHIBITOR"), ("2", "T3", "T4", "NO-RELATION")]
 
 
+def test_read_unreadable_and_non_utf8_files_are_data_errors(tmp_path: Path) -> None:
+    path = tmp_path / "pred.tsv"
+    path.write_bytes(b"\xef\xbb\xbf1\tINHIBITOR\tArg1:T1\tArg2:T2\n")  # a byte-order mark is fine
+    assert read_relations_tsv(path) == [("1", "T1", "T2", "INHIBITOR")]
+    path.write_bytes(b"1\tINHIBITOR\tArg1:T1\tArg2:T2\n2\tINHIBITOR\tArg1:T\xe9\tArg2:T2\n")
+    with pytest.raises(DrugprotDataError) as err:
+        read_relations_tsv(path)
+    assert err.value.source == f"{path}:2" and "byte 0xe9 at byte 19 of the line is not UTF-8" in str(err.value)
+    with pytest.raises(DrugprotDataError, match="cannot read the file") as err:
+        read_relations_tsv(tmp_path / "missing.tsv")
+    assert err.value.source == str(tmp_path / "missing.tsv")
+
+
 def test_read_lenient_relation_types(tmp_path: Path) -> None:
     path = tmp_path / "pred.tsv"
     path.write_text("1\tINHIBITOR\tArg1:T1\tArg2:T2\n1\twhatever\tArg1:T1\tArg2:T3\n", encoding="utf-8")

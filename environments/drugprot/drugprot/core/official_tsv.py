@@ -16,6 +16,7 @@ from drugprot.core.errors import DrugprotDataError
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.metrics import RelationRow, entity_id
 from drugprot.core.schema import Document
+from drugprot.core.sources.files import read_text
 
 _SCORED = frozenset(RELATION_NAMES)
 _READABLE = _SCORED | {NO_RELATION.name}
@@ -78,7 +79,8 @@ def write_predictions_tsv(path: str | os.PathLike[str], rows: Iterable[RelationR
 def read_relations_tsv(path: str | os.PathLike[str], *, strict: bool = True) -> list[RelationRow]:
     """Read an official relations (gold or prediction) TSV into ``(pmid, arg1, arg2, relation)`` rows.
 
-    Format: ``PMID<TAB>relation<TAB>Arg1:T#<TAB>Arg2:T#``, UTF-8, no header. Blank lines are skipped
+    Format: ``PMID<TAB>relation<TAB>Arg1:T#<TAB>Arg2:T#``, UTF-8 (a leading byte-order mark is accepted), no
+    header. Blank lines are skipped
     (as pandas ``skip_blank_lines`` does); ``\\r\\n`` line ends are accepted. The relation must be one of the
     13 official types or ``NO-RELATION`` (kept, and ignored by ``score_relations``). Argument ids are
     returned without their ``Arg1:``/``Arg2:`` prefix. Duplicate rows are kept.
@@ -94,10 +96,10 @@ def read_relations_tsv(path: str | os.PathLike[str], *, strict: bool = True) -> 
             PMID, an unknown relation type (when ``strict``), or an argument not of the form
             ``Arg1:<id>``/``Arg2:<id>``; ``source`` is ``<path>:<line number>`` (1-based) and ``field`` the
             offending column.
-        OSError: the file cannot be read.
+            A file that cannot be read or is not UTF-8 is one too (``source`` names the file, or its line).
     """
     rows: list[RelationRow] = []
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(Path(path))
     for line_no, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
