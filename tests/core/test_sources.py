@@ -42,6 +42,9 @@ def copy_tsv(fixture_tsv: Path, tmp_path: Path) -> Path:
     return target
 
 
+# -------------------------------------------------------------------------- the three formats load the same documents
+
+
 def test_fixture_counts(fixture_jsonl: Path) -> None:
     stats = LoadStats()
     docs = load_documents("train", fixture_jsonl, stats=stats)
@@ -101,6 +104,9 @@ def test_non_ascii_offsets(fixture_jsonl: Path) -> None:
         "Ca²⁺",
         "nifédipine",
     ]
+
+
+# --------------------------------------------------------------------- validation: bad rows name file, pmid and field
 
 
 @pytest.mark.parametrize(
@@ -178,6 +184,9 @@ def test_bad_split_and_paths(tmp_path: Path) -> None:
         load_documents("train", tmp_path / "x.csv")
 
 
+# ----------------------------------------------------------------------------------------------- the hub: unreachable
+
+
 def test_hub_offline_fails_fast_naming_the_local_option(monkeypatch: pytest.MonkeyPatch) -> None:
     # An endpoint on a closed local port stands in for an unreachable hub (no traffic leaves the machine).
     with socket.socket() as sock:
@@ -194,6 +203,9 @@ def test_hub_offline_fails_fast_naming_the_local_option(monkeypatch: pytest.Monk
         f"cannot load 'OpenMed/drugprot-parquet' (validation): the Hugging Face hub at http://127.0.0.1:{port} is "
         f"unreachable. {HUB_HELP_VALIDATION}"
     )
+
+
+# ------------------------------------------------------------------------------------- reading: encodings and formats
 
 
 def test_utf8_bom_is_accepted_in_every_format(fixture_jsonl: Path, fixture_tsv: Path, tmp_path: Path) -> None:
@@ -361,6 +373,9 @@ def test_empty_tsv_identifiers_name_file_and_line(fixture_tsv: Path, tmp_path: P
     assert (err.value.source, err.value.field) == (f"{path}:2", field)
 
 
+# ------------------------------------------------------------------------ the hub: offline, pinned revisions, proxies
+
+
 def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from drugprot.core.sources import check_hub_offline
 
@@ -486,6 +501,9 @@ def test_hub_probe_goes_through_the_configured_proxy(monkeypatch: pytest.MonkeyP
     assert _probe_target("http://127.0.0.1:8080") == ("127.0.0.1", 8080)  # HTTPS_PROXY is for https only
     monkeypatch.setenv("NO_PROXY", "huggingface.co")
     assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)
+
+
+# ---------------------------------------------------------------------------------------- property: random corruption
 
 
 CORRUPTIONS = st.lists(
