@@ -113,7 +113,7 @@ def test_hand_example_exact() -> None:
     s = score_relations(EX_GOLD, EX_PRED, pairs=EX_PAIRS)
     assert (s.tp, s.fp, s.fn) == (2, 2, 3)
     assert s.precision == 0.5 and close(s.recall, Fraction(2, 5)) and close(s.f1, Fraction(4, 9))
-    c = s.by_label
+    c = {scores.label: scores for scores in s.per_class}
     assert (c["INHIBITOR"].support, c["INHIBITOR"].predicted, c["INHIBITOR"].tp) == (1, 3, 1)
     assert close(c["INHIBITOR"].precision, Fraction(1, 3)) and c["INHIBITOR"].recall == 1.0
     assert c["INHIBITOR"].f1 == 0.5

@@ -106,11 +106,6 @@ class Scores:
     """Predicted rows dropped because an earlier row gave the same (pmid, chemical, gene, type)."""
 
     @property
-    def by_label(self) -> dict[str, ClassScores]:
-        """Per-type scores keyed by official name."""
-        return {scores.label: scores for scores in self.per_class}
-
-    @property
     def supported_macro_f1(self) -> float:
         """Mean F1 over the types with gold support (0.0 if none has any)."""
         supported = [scores.f1 for scores in self.per_class if scores.support > 0]
