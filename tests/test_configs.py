@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -30,6 +32,8 @@ CONFIGS = ROOT / "configs"
 README = CONFIGS / "README.md"
 VALIDATE_SCRIPT = ROOT / "scripts" / "validate_prime_rl.sh"
 BASE = "configs/drugprot.toml"
+EXTRACTION = "configs/rl/extraction.toml"
+EVAL_EXTRACTION = CONFIGS / "eval" / "extraction.toml"
 
 
 def _load_script(name: str) -> Any:
@@ -49,6 +53,16 @@ PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 # (`scripts/prompt_lengths.py --data-path drugprot-train350.jsonl`; 1,730 tasks, pair 23371303:T47:T62).
 REAL_SAMPLE_MAX_PROMPT_CHARS = 5717
 REAL_SAMPLE_MAX_PROMPT_BYTES = 5731
+# The same in extraction mode (`... --mode extraction`; 350 tasks, one per abstract, PMID 23371303), and its
+# gold answers: the longest answer block (PMID 23598363, 33 relations) and the most relations of one abstract
+# (PMID 12085361). configs/rl/extraction.toml sizes its lengths from these.
+REAL_SAMPLE_EXTRACTION_MAX_PROMPT_CHARS = 7695
+REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES = 7708
+REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES = 908
+REAL_SAMPLE_EXTRACTION_MOST_RELATIONS = 38
+# The base recipe's completion budget, spent on one pair's reasoning (512 truncated it); extraction mode keeps
+# it for the reasoning and adds room for the relations block.
+REASONING_TOKENS = 2048
 
 # prime-rl's AFMoE (the implementation `impl = "auto"` picks for Trinity-Mini): the module-path components
 # LoRA can attach to. A plain target name matches any dotted component of a module path.
@@ -130,11 +144,16 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def load_run(path: Path) -> dict[str, Any]:
+def merge_chain(chain: list[str]) -> dict[str, Any]:
+    """The merged tables of ``rl @ chain[0] @ chain[1] ...`` (paths relative to the repository root)."""
     config: dict[str, Any] = {}
-    for rel in usage_chain(path):
+    for rel in chain:
         config = deep_merge(config, tomllib.loads((ROOT / rel).read_text(encoding="utf-8")))
     return config
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    return merge_chain(usage_chain(path))
 
 
 def get(config: dict[str, Any], dotted: str, default: Any = None) -> Any:
@@ -289,8 +308,20 @@ def renderer_problems(config: dict[str, Any]) -> list[str]:
     return found
 
 
-def prompt_token_bound() -> int:
-    return REAL_SAMPLE_MAX_PROMPT_BYTES + prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+def mode_of(config: dict[str, Any]) -> str:
+    """The task mode of the run's train source (the eval sources are checked to match in ``test_env_sources``)."""
+    return get(config, "orchestrator.train.source", [{}])[0].get("env", {}).get("taskset", {}).get("mode", "pair")
+
+
+def prompt_token_bound(mode: str = "pair") -> int:
+    """The longest prompt of the real sample's train split in ``mode``, in tokens at <= 1 token per byte."""
+    nbytes = {"pair": REAL_SAMPLE_MAX_PROMPT_BYTES, "extraction": REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES}[mode]
+    return nbytes + prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+
+
+def completion_tokens(config: dict[str, Any]) -> int:
+    """The train sampling's completion cap (every eval source must match it: ``test_config_values``)."""
+    return get(config, "orchestrator.train.sampling.max_completion_tokens")
 
 
 # ---------------------------------------------------------------------------------------------- tests
@@ -303,7 +334,7 @@ def test_every_toml_in_configs_parses() -> None:
 
 
 def test_run_configs_are_the_documented_ones() -> None:
-    assert RUN_IDS == [BASE, "configs/rl/node8.toml", "configs/rl/slurm.toml", "configs/rl/smoke.toml"]
+    assert RUN_IDS == [BASE, EXTRACTION, "configs/rl/node8.toml", "configs/rl/slurm.toml", "configs/rl/smoke.toml"]
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -326,7 +357,8 @@ def test_pinned_commit_matches_script_and_readme() -> None:
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_config_has_no_silent_problems(path: Path) -> None:
-    assert problems(load_run(path), prompt_token_bound()) == []
+    config = load_run(path)
+    assert problems(config, prompt_token_bound(mode_of(config))) == []
 
 
 # The seed recipe (trinity-mini notes, section 10), as the configs resolve it.
@@ -361,6 +393,12 @@ RECIPE = {
 }
 VARIANTS = {
     BASE: {},
+    EXTRACTION: {
+        "seq_len": 14336,
+        "inference.vllm.max_model_len": 14336,
+        "orchestrator.train.sampling.max_completion_tokens": 4096,
+        "orchestrator.eval.sampling.max_completion_tokens": 4096,
+    },
     "configs/rl/node8.toml": {
         "deployment.num_infer_gpus": 4,
         "deployment.num_train_gpus": 4,
@@ -393,16 +431,21 @@ def test_config_values(path: Path) -> None:
     assert {key: get(config, key) for key in expected} == expected
 
 
+# The taskset fields each run sets beyond the base's: extraction mode on both sources (negatives must be 0).
+MODE_FIELDS = {EXTRACTION: {"mode": "extraction", "negatives": 0}}
+
+
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_env_sources(path: Path) -> None:
     config = load_run(path)
+    mode_fields = MODE_FIELDS.get(str(path.relative_to(ROOT)), {})
     tasksets = [(kind, source["name"], source["env"]["taskset"]) for kind, _, source in sources(config)]
     assert tasksets == [
-        ("train", "drugprot", {"id": "drugprot", "split": "train", "shuffle": True, "seed": 0}),
+        ("train", "drugprot", {"id": "drugprot", "split": "train", "shuffle": True, "seed": 0, **mode_fields}),
         (
             "eval",
             "drugprot-validation",
-            {"id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0},
+            {"id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, **mode_fields},
         ),
     ]
     agents = [source["env"]["agent"] for _, _, source in sources(config)]
@@ -419,15 +462,24 @@ def test_lora_targets_are_prime_rl_defaults_present_in_afmoe() -> None:
     assert all(re.fullmatch(r"\w+", t) for t in AFMOE_LORA_TARGETS)  # plain names: no regex matching
 
 
+FIXTURE_PMIDS = sorted(json.loads(line)["pmid"] for line in FIXTURE_JSONL.read_text(encoding="utf-8").splitlines())
+# What each mode makes of the fixture: tasks, the longest prompt's task key, its characters and UTF-8 bytes.
+FIXTURE_PROMPTS = {"pair": (27, "90000002:T3:T4", 2445, 2445), "extraction": (9, "90000002", 2866, 2866)}
+
+
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_tasksets_accept_the_fields_and_build(path: Path) -> None:
     config = load_run(path)
+    mode = mode_of(config)
     for _, label, source in sources(config):
         fields = DrugprotConfig.model_validate(source["env"]["taskset"])
+        assert fields.mode == mode, label
         taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
         m = prompt_lengths.measure(taskset)
-        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == (27, "90000002:T3:T4", 2445, 2445), label
-        assert min(seq_lens(config).values()) >= m.required_seq_len(2048)
+        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == FIXTURE_PROMPTS[mode], label
+        assert min(seq_lens(config).values()) >= m.required_seq_len(completion_tokens(config))
+        if mode == "extraction":  # one task per abstract, keyed by its PMID (shuffled)
+            assert sorted(task.key for task in taskset) == FIXTURE_PMIDS, label
 
 
 def test_taskset_config_rejects_unknown_fields() -> None:
@@ -466,6 +518,65 @@ def test_real_sample_bound() -> None:
         5859,
         7907,
     )
+    extraction = prompt_token_bound("extraction")
+    assert (REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES, extraction, extraction + 4096) == (7708, 7836, 11932)
+
+
+def test_answer_lengths_on_the_fixture_in_extraction_mode() -> None:
+    """The longest gold block is 90000006's: 4 relations, two INDIRECT-UPREGULATOR lines of 30 bytes and two
+    INDIRECT-DOWNREGULATOR lines of 32 (`T1 | T2 | INDIRECT-UPREGULATOR`), between `<relations>` and
+    `</relations>` lines; 90000005 has the most relations (5, shorter names)."""
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    a = prompt_lengths.measure_answers(taskset)
+    block = len("<relations>\n") + 2 * 30 + 2 * 32 + 4 * len("\n") + len("</relations>")
+    assert (a.most_relations, a.most_relations_key, a.utf8_bytes, a.key, a.relations) == (
+        5,
+        "90000005",
+        block,
+        "90000006",
+        4,
+    )
+    assert block == 152
+
+
+def test_pair_mode_has_no_answer_block() -> None:
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL))
+    assert prompt_lengths.measure_answers(taskset) is None
+
+
+def test_extraction_lengths_hold_the_longest_prompt_and_answer() -> None:
+    """configs/rl/extraction.toml: the completion cap is the recipe's reasoning budget plus room for the longest
+    gold relations block (<= 1 token per byte), and seq_len holds the longest prompt plus that cap, on the real
+    sample (the constants its comment quotes) and on the fixture (measured here)."""
+    config = load_run(ROOT / EXTRACTION)
+    completion = completion_tokens(config)
+    answer_room = completion - REASONING_TOKENS
+    seq_len = min(seq_lens(config).values())
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    fixture_prompt, fixture_answer = prompt_lengths.measure(taskset), prompt_lengths.measure_answers(taskset)
+    assert (completion, answer_room, seq_len) == (4096, 2048, 14336)
+    assert answer_room >= max(REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES, fixture_answer.utf8_bytes)
+    assert seq_len >= prompt_token_bound("extraction") + completion
+    assert seq_len >= fixture_prompt.required_seq_len(completion)
+    # the margin for the full split's longer abstracts: prompts up to 10,112 bytes, 1.31x the sample's longest
+    room = seq_len - completion - prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+    assert (room, round(room / REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES, 2)) == (10112, 1.31)
+    assert get(config, "inference.vllm.max_model_len") == seq_len
+
+
+def test_extraction_toml_quotes_the_real_sample_numbers() -> None:
+    text = (ROOT / EXTRACTION).read_text(encoding="utf-8")
+    for n in (
+        REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES,
+        prompt_token_bound("extraction"),
+        REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES,
+        REAL_SAMPLE_EXTRACTION_MOST_RELATIONS,
+        REASONING_TOKENS,
+        prompt_token_bound("extraction") + 4096,
+        10112,
+    ):
+        assert f"{n:,}" in text, n
+    assert "scripts/prompt_lengths.py --data-path FILE\n# --split train --mode extraction" in text
 
 
 def test_readme_quotes_the_measured_numbers() -> None:
@@ -474,6 +585,90 @@ def test_readme_quotes_the_measured_numbers() -> None:
     for quoted in (*(f"{n:,}" for n in numbers), f"{prompt_token_bound() + 2048:,}", "10,240"):
         assert quoted in text, quoted
     assert "scripts/prompt_lengths.py --data-path" in text
+    extraction = (
+        REAL_SAMPLE_EXTRACTION_MAX_PROMPT_CHARS,
+        REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES,
+        prompt_token_bound("extraction"),
+        REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES,
+        REAL_SAMPLE_EXTRACTION_MOST_RELATIONS,
+        prompt_token_bound("extraction") + 4096,
+        4096,
+        14336,
+    )
+    for n in extraction:
+        assert f"{n:,}" in text, n
+    assert "uv run rl @ configs/drugprot.toml @ configs/rl/extraction.toml" in text
+    assert "--mode extraction --max-completion-tokens 4096" in text
+
+
+# The 8-GPU split under extraction mode, as configs/rl/extraction.toml's header gives it.
+NODE8_EXTRACTION = [BASE, "configs/rl/node8.toml", EXTRACTION]
+
+
+def test_extraction_on_the_8_gpu_node() -> None:
+    command = "uv run rl " + " ".join(f"@ {rel}" for rel in NODE8_EXTRACTION)
+    assert f"#   {command}\n" in (ROOT / EXTRACTION).read_text(encoding="utf-8")
+    config = merge_chain(NODE8_EXTRACTION)
+    assert problems(config, prompt_token_bound("extraction")) == []
+    expected = {**RECIPE, **VARIANTS["configs/rl/node8.toml"], **VARIANTS[EXTRACTION]}
+    assert {key: get(config, key) for key in expected} == expected
+
+
+def test_extraction_eval_toml_matches_the_rl_eval() -> None:
+    """configs/eval/extraction.toml: the tasks and sampling of the extraction run's in-training eval."""
+    eval_toml = tomllib.loads(EVAL_EXTRACTION.read_text(encoding="utf-8"))
+    rl = load_run(ROOT / EXTRACTION)
+    [(_, _, source)] = [found for found in sources(rl) if found[0] == "eval"]
+    rl_sampling = sampling(rl, "eval", source)
+    assert eval_toml["env"]["taskset"] == source["env"]["taskset"]
+    assert (eval_toml["sampling"]["temperature"], eval_toml["sampling"]["max_tokens"]) == (0.7, 4096)
+    assert (rl_sampling["temperature"], rl_sampling["max_completion_tokens"]) == (0.7, 4096)
+    fields = DrugprotConfig.model_validate(eval_toml["env"]["taskset"])
+    assert (fields.mode, fields.negatives, fields.split, fields.num_tasks) == ("extraction", 0, "validation", 100)
+    taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
+    assert sorted(task.key for task in taskset) == FIXTURE_PMIDS  # shuffled: one task per abstract
+
+
+def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
+    """``vf-eval @ configs/eval/extraction.toml --dry-run`` (``eval @ ...`` on verifiers 0.3.x) accepts every key
+    and resolves extraction mode with drugprot's pinned seat."""
+    has_legacy = importlib.util.find_spec("verifiers.legacy") is not None
+    script = Path(sys.executable).with_name("eval" if has_legacy else "vf-eval")
+    if not script.exists():
+        pytest.skip(f"no {script.name} script next to {sys.executable}")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(script), "@", str(EVAL_EXTRACTION), "--dry-run", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # verifiers 0.3.1 and 0.4.0 write configs/resolved/eval.json; prime-rl's pinned a60a606, configs/eval.json
+    (resolved,) = [*out.glob("*/configs/resolved/eval.json"), *out.glob("*/configs/eval.json")]
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    taskset = config["env"]["taskset"]
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (
+        "arcee/trinity-mini",
+        "https://api.pinference.ai/api/v1",
+        "PRIME_API_KEY",
+    )
+    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 4096)
+    assert (config["num_rollouts"], config["push"]) == (1, False)
+    keys = ("id", "split", "mode", "negatives", "num_tasks", "shuffle", "seed", "data_path")
+    assert {k: taskset[k] for k in keys} == {
+        "id": "drugprot",
+        "split": "validation",
+        "mode": "extraction",
+        "negatives": 0,
+        "num_tasks": 100,
+        "shuffle": True,
+        "seed": 0,
+        "data_path": None,
+    }
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
 
 
 # Each silent pitfall: a change to the base config, and the problems our check reports for it.
@@ -557,6 +752,26 @@ def test_pitfall_is_caught(name: str) -> None:
     assert problems(pitfall_config(name), prompt_token_bound()) == PITFALLS[name][1]
 
 
+# An overlay that sets only the mode on a source: its [[...source]] list replaces the base's, so the base's
+# split, shuffle and seed are gone (the split falls back to DrugprotConfig's "validation"). Hence
+# configs/rl/extraction.toml restates both sources in full.
+MODE_ONLY_OVERLAY = {
+    "orchestrator": {
+        "train": {"source": [{"name": "drugprot", "env": {"taskset": {"id": "drugprot", "mode": "extraction"}}}]}
+    }
+}
+
+
+def test_an_overlay_setting_only_the_mode_is_caught() -> None:
+    config = deep_merge(load_run(ROOT / BASE), MODE_ONLY_OVERLAY)
+    assert source_problems(config) == [
+        "orchestrator.train.source[0] (drugprot): env.taskset.split is None, not 'train'",
+        "orchestrator.train.source[0] (drugprot): env.agent.harness.id is None, not 'drugprot'",
+        "orchestrator.train.source[0] (drugprot): env.agent.runtime.type is None, not 'subprocess' "
+        "(unset means remote Prime sandboxes)",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- prime-rl
 
 
@@ -566,16 +781,18 @@ def rl_config() -> Any:
     return pytest.importorskip("prime_rl.configs.rl").RLConfig
 
 
-def rl_cli(rl_config: Any, path: Path, *flags: str) -> Any:
+def rl_cli(rl_config: Any, path: Path, *flags: str, chain: list[str] | None = None) -> Any:
+    """prime-rl's own parse of the file's ``# Usage:`` chain (or of ``chain``), as ``uv run rl`` does it."""
     from pydantic_config import cli
 
-    args = [arg for rel in usage_chain(path) for arg in ("@", str(ROOT / rel))]
+    args = [arg for rel in (chain or usage_chain(path)) for arg in ("@", str(ROOT / rel))]
     return cli(rl_config, args=[*args, *flags])
 
 
 # What prime-rl resolves per config: GPU split, vLLM data parallelism, trainer data-parallel workers, EP.
 RESOLVED = {
     BASE: ("single_node", 1, 1, 1, 1, "auto"),
+    EXTRACTION: ("single_node", 1, 1, 1, 1, "auto"),
     "configs/rl/node8.toml": ("single_node", 4, 4, 4, 4, 4),
     "configs/rl/slurm.toml": ("multi_node", None, None, 8, 8, 8),
     "configs/rl/smoke.toml": ("single_node", 1, 1, 1, 1, "auto"),
@@ -599,7 +816,8 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
     ) == RESOLVED[rel]
     expected_model = "Qwen/Qwen3-0.6B" if rel.endswith("smoke.toml") else "arcee-ai/Trinity-Mini"
     assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (expected_model,) * 3
-    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (10240,) * 3
+    seq_len = 14336 if rel == EXTRACTION else 10240
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (seq_len,) * 3
     lora = cfg.trainer.model.lora
     assert (lora.rank, lora.alpha, lora.dropout, lora.target_modules, lora.modules_to_save) == (
         16,
@@ -636,10 +854,26 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
         "validation",
         100,
     )
-    tokens = 1024 if rel.endswith("smoke.toml") else 2048
+    mode = "extraction" if rel == EXTRACTION else "pair"
+    assert [(s.env.taskset.mode, s.env.taskset.negatives) for s in (train, evaluation)] == [(mode, 0)] * 2
+    tokens = {"configs/rl/smoke.toml": 1024, EXTRACTION: 4096}.get(rel, 2048)
     assert (train.sampling.temperature, train.sampling.max_completion_tokens) == (0.7, tokens)
     s = evaluation.sampling
     assert (s.temperature, s.max_completion_tokens, s.top_p, s.top_k, s.min_p) == (0.7, tokens, 1.0, -1, 0.0)
+
+
+def test_prime_rl_resolves_extraction_on_the_8_gpu_node(rl_config: Any) -> None:
+    cfg = rl_cli(rl_config, ROOT / EXTRACTION, chain=NODE8_EXTRACTION)
+    d = cfg.deployment
+    assert (d.num_infer_gpus, d.num_train_gpus, cfg.inference.vllm.data_parallel_size, cfg.trainer.model.ep) == (
+        4,
+        4,
+        4,
+        4,
+    )
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (14336,) * 3
+    sources_ = [*cfg.orchestrator.train.source, *cfg.orchestrator.eval.source]
+    assert [(s.env.taskset.mode, s.sampling.max_completion_tokens) for s in sources_] == [("extraction", 4096)] * 2
 
 
 def test_prime_rl_wandb_flag(rl_config: Any) -> None:
@@ -678,3 +912,21 @@ SILENT = {
 def test_prime_rl_lets_the_pitfall_through(rl_config: Any, name: str) -> None:
     assert SILENT.keys() == PITFALLS.keys()
     assert SILENT[name](rl_config.model_validate(pitfall_config(name)))
+
+
+def test_prime_rl_replaces_the_source_list_of_an_overlay(rl_config: Any, tmp_path: Path) -> None:
+    """prime-rl accepts the mode-only overlay and trains on the validation split, unshuffled."""
+    overlay = tmp_path / "mode-only.toml"
+    overlay.write_text(
+        '[[orchestrator.train.source]]\nname = "drugprot"\n\n'
+        '[orchestrator.train.source.env.taskset]\nid = "drugprot"\nmode = "extraction"\n',
+        encoding="utf-8",
+    )
+    assert tomllib.loads(overlay.read_text(encoding="utf-8")) == MODE_ONLY_OVERLAY
+    cfg = rl_cli(rl_config, ROOT / BASE, chain=[BASE, str(overlay)])
+    [train] = cfg.orchestrator.train.source
+    assert (train.env.taskset.mode, train.env.taskset.split, train.env.taskset.shuffle) == (
+        "extraction",
+        "validation",
+        False,
+    )

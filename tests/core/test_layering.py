@@ -1,5 +1,5 @@
-"""The core is framework-free, and so are its tests: ``drugprot/core`` imports only ``drugprot.core``, and no
-file in ``tests/core`` imports verifiers, a layer above the core, or a test module of one (read with ``ast``)."""
+"""The core's tests are framework-free like the core: no file in ``tests/core`` imports verifiers, a layer above
+the core, or a test module of one (read with ``ast``). The package's own layers: ``tests/test_layers.py``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import drugprot.core
-
-CORE = Path(drugprot.core.__file__).parent
 TESTS_CORE = Path(__file__).parent
 ABOVE_CORE = ("verifiers", "drugprot.envs", "drugprot.evaluation", "drugprot.tools")
 TESTS_ABOVE_CORE = ("tests.envs", "tests.evaluation", "tests.tools", "tests.e2e", "tests.conftest")
@@ -43,9 +40,3 @@ def test_imported_modules_reads_every_import_form(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", sorted(TESTS_CORE.glob("*.py")), ids=lambda p: p.name)
 def test_core_tests_import_nothing_above_the_core(path: Path) -> None:
     assert [name for name in imported_modules(path) if under(name, ABOVE_CORE + TESTS_ABOVE_CORE)] == []
-
-
-@pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(CORE)))
-def test_core_modules_import_only_the_core(path: Path) -> None:
-    package = [name for name in imported_modules(path) if under(name, ("drugprot", "verifiers"))]
-    assert [name for name in package if not under(name, ("drugprot.core",))] == []

@@ -468,7 +468,7 @@ def test_revision_reaches_the_hub_request(tmp_path: Path) -> None:
     env |= {"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
     code = (
         "from drugprot.core.errors import DrugprotHubError\n"
-        "from drugprot.core.questions import TaskOptions, load_questions\n"
+        "from drugprot.core.options import TaskOptions\nfrom drugprot.core.questions import load_questions\n"
         "try:\n"
         "    load_questions(TaskOptions(revision='0123abcd'))\n"
         "except DrugprotHubError as exc:\n"

@@ -12,14 +12,23 @@ from pathlib import Path
 
 import pytest
 
+from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import letter_of
 from drugprot.core.metrics import official_pairs, score_relations
 from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.core.options import TaskOptions
 from drugprot.core.scoring import score_reply
 from drugprot.core.sources import load_documents
-from drugprot.evaluation.baselines import Prediction, baseline_run, lexical_label, predict, reply_text
-from drugprot.evaluation.report import summarize
+from drugprot.core.tasks import PairTask, build_tasks
+from drugprot.evaluation.baselines import (
+    BaselineAnswer,
+    UnknownBaselineError,
+    baseline_run,
+    lexical_label,
+    predict,
+    reply_text,
+)
+from drugprot.evaluation.summary import summarize
 from drugprot.tools.cli import main as cli_main
 
 
@@ -66,15 +75,19 @@ def test_lexical_rule(text: str, chemical: str, gene: str, with_nr: bool, expect
 
 
 def test_reply_text_is_a_well_formed_reply() -> None:
-    reply = reply_text(Prediction("SUBSTRATE", 'a "metaboli" cue'))
+    reply = reply_text(BaselineAnswer("SUBSTRATE", 'a "metaboli" cue'))
     assert reply == '<think>a "metaboli" cue.</think>\n\\boxed{K}'
     score = score_reply(reply, None, ["SUBSTRATE"])
     assert (score.accuracy, score.format, score.label) == (1.0, 1.0, "SUBSTRATE")
 
 
-def test_unknown_baseline() -> None:
-    with pytest.raises(ValueError, match="unknown baseline 'oracle'"):
+def test_an_unknown_baseline_is_a_drugprot_error_naming_the_choices(fixture_jsonl: Path) -> None:
+    message = "unknown baseline 'oracle'; expected one of majority, lexical"
+    with pytest.raises(UnknownBaselineError) as raised:
         baseline_run("oracle", TaskOptions())
+    assert isinstance(raised.value, DrugprotError) and str(raised.value) == message
+    with pytest.raises(UnknownBaselineError, match=f"^{message}$"):
+        predict("oracle", fixture_task(fixture_jsonl, "90000001:T3:T4"))
 
 
 # ------------------------------------------------------------------------------------------------ fixture
@@ -239,9 +252,30 @@ def test_baseline_cli_errors_name_the_problem(tmp_path: Path, capsys: pytest.Cap
     )
 
 
-def test_predict_majority() -> None:
-    assert predict("majority", None, with_no_relation=False).label == "INHIBITOR"  # type: ignore[arg-type]
-    assert predict("majority", None, with_no_relation=True).label == "NO-RELATION"  # type: ignore[arg-type]
+def fixture_task(fixture_jsonl: Path, key: str) -> PairTask:
+    """The positive fixture task ``pmid:arg1:arg2``."""
+    (task,) = [t for t in build_tasks(load_documents("train", fixture_jsonl)) if t.key == key]
+    return task
+
+
+def test_majority_answers_its_constant_whatever_the_task_says(fixture_jsonl: Path) -> None:
+    task = fixture_task(fixture_jsonl, "90000001:T3:T4")  # a SUBSTRATE pair; the lexical rule finds its cue
+    assert predict("lexical", task).label == "SUBSTRATE"
+    assert predict("majority", task) == BaselineAnswer("INHIBITOR", "the majority class of this setting is INHIBITOR")
+    assert predict("majority", task, with_no_relation=True) == BaselineAnswer(
+        "NO-RELATION", "the majority class of this setting is NO-RELATION"
+    )
+
+
+@pytest.mark.parametrize(("negatives", "setting"), [(" ALL", "all"), ("2", "2"), (0, "0")])
+def test_a_baseline_run_takes_the_setting_from_the_normalised_options(
+    fixture_jsonl: Path, negatives: int | str, setting: str
+) -> None:
+    options = TaskOptions(split="train", data_path=str(fixture_jsonl), negatives=negatives)
+    run = baseline_run("majority", options)
+    assert run.config.negatives == setting
+    assert {r.with_no_relation for r in run.rollouts} == {setting != "0"}
+    assert {r.label for r in run.rollouts} == {"INHIBITOR" if setting == "0" else "NO-RELATION"}
 
 
 def test_exports_feed_the_official_scorer_inputs(

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from drugprot.core.errors import DrugprotError
 from drugprot.evaluation import curves
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.test_plots import assert_png, no_temporary_files
@@ -249,6 +250,13 @@ def test_a_bad_line_is_skipped_and_named(tmp_path: Path, raw: bytes, reason: str
     assert run.skipped == [reason]
     assert (run.lines, run.steps) == (2, 1)
     assert run.curves == {("train/agg", "agent", "reward"): [(0, 0.5)]}
+
+
+def test_a_bad_line_is_a_typed_error_of_its_own() -> None:
+    with pytest.raises(curves.MetricsLineError, match="^a JSON list, not an object$") as raised:
+        curves.parse_line(b"[1, 2]")
+    assert isinstance(raised.value, curves.CurvesError) and isinstance(raised.value, DrugprotError)
+    assert curves.parse_line(b'{"step": 3.0, "a/b": 1, "ok": true}') == (3, {"step": 3.0, "a/b": 1.0})
 
 
 def test_non_numeric_and_non_finite_values_are_ignored_not_the_line(tmp_path: Path) -> None:

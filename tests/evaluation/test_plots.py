@@ -1,4 +1,4 @@
-"""The report's pictures: confusion matrix and per-class chart (PNG), and the text confusion matrix.
+"""``drugprot.evaluation.plots``: the report's pictures, confusion matrix and per-class chart (PNG).
 
 Every PNG is opened and checked for its size and that it is not blank; what is drawn is checked on the figure
 objects (titles, bar lengths), never pixel by pixel.
@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from drugprot.core.labels import RELATION_NAMES
-from drugprot.evaluation import report
+from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.evaluation import plots
+from drugprot.evaluation.runs import load_run
+from drugprot.evaluation.summary import summarize
 from drugprot.tools.cli import main as cli_main
-from tests.evaluation.test_report import episode, multilabel_run, rollouts_run, trace, write_run
+from tests.evaluation.traces import episode, multilabel_run, rollouts_run, trace, write_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -42,7 +44,7 @@ def _matplotlib() -> None:
 
 
 def summaries(tmp_path: Path) -> list[dict[str, Any]]:
-    return [report.summarize(report.load_run(d)) for d in (multilabel_run(tmp_path), rollouts_run(tmp_path))]
+    return [summarize(load_run(d)) for d in (multilabel_run(tmp_path), rollouts_run(tmp_path))]
 
 
 # ------------------------------------------------------------------------------------------ confusion matrix
@@ -56,7 +58,7 @@ def test_the_confusion_png_of_two_runs_has_one_panel_each_and_is_not_blank(tmp_p
 
 
 def test_row_shares_divide_each_count_by_its_gold_row() -> None:
-    assert report.row_shares([[3, 1, 0], [0, 0, 0], [1, 1, 2]]) == [
+    assert plots.row_shares([[3, 1, 0], [0, 0, 0], [1, 1, 2]]) == [
         [0.75, 0.25, 0.0],
         [0.0, 0.0, 0.0],
         [0.25, 0.25, 0.5],
@@ -65,9 +67,9 @@ def test_row_shares_divide_each_count_by_its_gold_row() -> None:
 
 def test_the_confusion_matrix_names_the_labels_annotates_counts_and_colours_row_shares(tmp_path: Path) -> None:
     multilabel = summaries(tmp_path / "a")[0]
-    fig = report.confusion_figure([multilabel])
+    fig = plots.confusion_figure([multilabel])
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == [f"{report.letter_of(n)}  {n}" for n in RELATION_NAMES] + [
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"{letter_of(n)}  {n}" for n in RELATION_NAMES] + [
         "N  NO-RELATION"
     ]
     assert [t.get_text() for t in ax.get_xticklabels()][-2:] == ["N  NO-RELATION", "inv  no valid answer"]
@@ -75,13 +77,13 @@ def test_the_confusion_matrix_names_the_labels_annotates_counts_and_colours_row_
     cells = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts}
     assert cells == {(i, j): str(v) for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
     image = ax.get_images()[0]
-    assert image.get_array().tolist() == report.row_shares(matrix)
+    assert image.get_array().tolist() == plots.row_shares(matrix)
     assert (image.norm.vmin, image.norm.vmax, image.norm.gamma) == (0.0, 1.0, 0.5)
-    counts = report.confusion_figure([multilabel], normalize=False).axes[0].get_images()[0]
+    counts = plots.confusion_figure([multilabel], normalize=False).axes[0].get_images()[0]
     assert counts.get_array().tolist() == [[float(v) for v in row] for row in matrix]
     assert counts.norm.vmax == 1.0  # every cell of this run holds one rollout
     rollouts = summaries(tmp_path / "b")[1]  # INHIBITOR gold answered INHIBITOR twice of three
-    assert report.confusion_figure([rollouts], normalize=False).axes[0].get_images()[0].norm.vmax == 2.0
+    assert plots.confusion_figure([rollouts], normalize=False).axes[0].get_images()[0].norm.vmax == 2.0
 
 
 def test_plot_counts_writes_the_count_coloured_matrix(tmp_path: Path) -> None:
@@ -91,20 +93,20 @@ def test_plot_counts_writes_the_count_coloured_matrix(tmp_path: Path) -> None:
 
 
 def test_short_name_cuts_long_names_in_the_middle() -> None:
-    assert report.short_name("run-a") == "run-a"
-    assert report.short_name("x" * 48) == "x" * 48
+    assert plots.short_name("run-a") == "run-a"
+    assert plots.short_name("x" * 48) == "x" * 48
     name = "outputs/evals/drugprot--arcee-ai--trinity-mini-lora-r16-step-0400/2026-12-03-abcdef12"
-    assert report.short_name(name) == "outputs/evals/drugprot--…400/2026-12-03-abcdef12"
-    assert len(report.short_name(name)) == 48
-    assert report.short_name(name, 10) == "outpu…ef12"
+    assert plots.short_name(name) == "outputs/evals/drugprot--…400/2026-12-03-abcdef12"
+    assert len(plots.short_name(name)) == 48
+    assert plots.short_name(name, 10) == "outpu…ef12"
 
 
 def test_a_long_run_name_is_shortened_and_its_title_stays_inside_the_figure(tmp_path: Path) -> None:
     long_name = "drugprot-trinity-mini-" + "lora-r16-a64-lr3e-6-" * 6 + "step-400"
     run_dir = write_run(tmp_path / long_name, [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))] * 3, negatives=0)
-    one = report.summarize(report.load_run(run_dir))
+    one = summarize(load_run(run_dir))
     assert one["run"]["name"] == long_name
-    for fig in (report.confusion_figure([one, one]), report.classes_figure([one, one])):
+    for fig in (plots.confusion_figure([one, one]), plots.classes_figure([one, one])):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         titles = [ax.title for ax in fig.axes if ax.get_title()] + ([fig._suptitle] if fig._suptitle else [])
@@ -112,7 +114,7 @@ def test_a_long_run_name_is_shortened_and_its_title_stays_inside_the_figure(tmp_
             t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
         ]
         assert not any(long_name in t for t in texts)
-        assert any(report.short_name(long_name) in t or report.short_name(long_name, 36) in t for t in texts)
+        assert any(plots.short_name(long_name) in t or plots.short_name(long_name, 36) in t for t in texts)
         box = fig.bbox
         for title in titles:
             extent = title.get_window_extent(renderer)
@@ -127,7 +129,7 @@ def test_a_long_run_name_is_shortened_and_its_title_stays_inside_the_figure(tmp_
 
 def test_the_per_class_chart_draws_precision_recall_f1_with_support(tmp_path: Path) -> None:
     multilabel = summaries(tmp_path)[0]
-    fig = report.classes_figure([multilabel])
+    fig = plots.classes_figure([multilabel])
     precision, recall, f1 = fig.axes[:3]
     assert [ax.get_title() for ax in (precision, recall, f1)] == ["precision", "recall", "F1"]
     per_class = multilabel["per_class"]
@@ -145,7 +147,7 @@ def test_the_per_class_chart_draws_precision_recall_f1_with_support(tmp_path: Pa
 
 def test_the_comparison_chart_has_one_bar_per_run_and_both_supports(tmp_path: Path) -> None:
     first, second = summaries(tmp_path)
-    fig = report.classes_figure([first, second])
+    fig = plots.classes_figure([first, second])
     f1 = fig.axes[2]
     assert len(f1.patches) == 2 * len(RELATION_NAMES)
     assert [t.get_text() for t in f1.get_legend().get_texts()] == ["[1] multilabel", "[2] rollouts"]
@@ -185,27 +187,3 @@ def test_a_png_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path, caps
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(target)]) == 2
     assert "drugprot report: error:" in capsys.readouterr().err
     assert not target.parent.exists()
-
-
-# ------------------------------------------------------------------------------------------ text matrix
-
-
-def test_the_text_confusion_matrix_stays_aligned_for_four_and_five_digit_counts() -> None:
-    confusion = {
-        "labels": ["INHIBITOR", "NO-RELATION"],
-        "columns": ["INHIBITOR", "NO-RELATION", report.INVALID],
-        "matrix": [[1234, 5, 0], [9876, 12345, 7]],
-    }
-    assert report.format_confusion(confusion)[1:] == [
-        "           E     N   inv",
-        "  E     1234     5     .    1239  INHIBITOR",
-        "  N     9876 12345     7   22228  NO-RELATION",
-    ]
-
-
-def test_the_text_confusion_matrix_keeps_four_wide_columns_for_small_counts() -> None:
-    confusion = {"labels": ["AGONIST"], "columns": ["AGONIST", report.INVALID], "matrix": [[12, 3]]}
-    assert report.format_confusion(confusion)[1:] == [
-        "         F inv",
-        "  F     12   3     15  AGONIST",
-    ]

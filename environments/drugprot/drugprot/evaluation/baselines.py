@@ -32,7 +32,9 @@ from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
-from drugprot.evaluation.report import Rollout, Run, RunConfig, add_output_arguments, emit, rollout_versions
+from drugprot.evaluation.decode import rollout_versions
+from drugprot.evaluation.records import GoldPair, Rollout, Run, RunConfig, ScoredAnswer
+from drugprot.evaluation.report import add_output_arguments, emit
 
 BASELINES = ("majority", "lexical")
 MAJORITY = "INHIBITOR"
@@ -59,8 +61,15 @@ _CUE = re.compile("|".join(f"(?P<c{i}>{pattern})" for i, (pattern, _) in enumera
 Span = tuple[int, int]
 
 
+class UnknownBaselineError(DrugprotError, ValueError):
+    """A baseline name that is not one of ``BASELINES``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown baseline {name!r}; expected one of {', '.join(BASELINES)}")
+
+
 @dataclass(frozen=True, slots=True)
-class Prediction:
+class BaselineAnswer:
     """A baseline's answer (an official name, or NO-RELATION) and why, in one line."""
 
     label: str
@@ -72,10 +81,10 @@ def fallback_label(with_no_relation: bool) -> str:
     return NO_RELATION.name if with_no_relation else MAJORITY
 
 
-def majority_prediction(with_no_relation: bool) -> Prediction:
+def majority_prediction(with_no_relation: bool) -> BaselineAnswer:
     """The ``majority`` baseline's constant answer."""
     label = fallback_label(with_no_relation)
-    return Prediction(label, f"the majority class of this setting is {label}")
+    return BaselineAnswer(label, f"the majority class of this setting is {label}")
 
 
 def _cues(text: str) -> list[tuple[int, int, str, str]]:
@@ -99,7 +108,7 @@ def _window_after(text: str, end: int) -> str:
     return after[:cut] if cut >= 0 else after
 
 
-def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bool = False) -> Prediction:
+def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bool = False) -> BaselineAnswer:
     """The ``lexical`` baseline on one mention pair of ``text`` (``[start, end)`` character spans)."""
     first, second = sorted((chemical, gene))
     between = text[first[1] : second[0]] if first[1] < second[0] else ""
@@ -107,7 +116,7 @@ def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bo
     if cues:
         # The cue nearest the gene mention: the last one if the gene comes second, else the first.
         start, _, word, label = cues[-1] if gene == second else cues[0]
-        return Prediction(label, f'"{word}" between the two mentions suggests {label}')
+        return BaselineAnswer(label, f'"{word}" between the two mentions suggests {label}')
     for where, region, nearest in (
         ("after", _window_after(text, second[1]), 0),
         ("before", _window_before(text, first[0]), -1),
@@ -115,26 +124,26 @@ def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bo
         cues = _cues(region)
         if cues:
             _, _, word, label = cues[nearest]
-            return Prediction(label, f'"{word}" just {where} the pair suggests {label}')
+            return BaselineAnswer(label, f'"{word}" just {where} the pair suggests {label}')
     label = fallback_label(with_no_relation)
-    return Prediction(label, f"no cue word near the pair, so {label}")
+    return BaselineAnswer(label, f"no cue word near the pair, so {label}")
 
 
-def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) -> Prediction:
+def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) -> BaselineAnswer:
     """One baseline's answer for one task.
 
     Raises:
-        ValueError: an unknown baseline name.
+        UnknownBaselineError: an unknown baseline name.
     """
     if baseline == "majority":
         return majority_prediction(with_no_relation)
     if baseline == "lexical":
         chemical, gene = (task.chemical.start, task.chemical.end), (task.gene.start, task.gene.end)
         return lexical_label(task.document.text, chemical, gene, with_no_relation=with_no_relation)
-    raise ValueError(f"unknown baseline {baseline!r}; expected one of {', '.join(BASELINES)}")
+    raise UnknownBaselineError(baseline)
 
 
-def reply_text(prediction: Prediction) -> str:
+def reply_text(prediction: BaselineAnswer) -> str:
     """The prediction as a model reply in the environment's format: reasoning, then one boxed letter."""
     return f"<think>{prediction.rationale}.</think>\n\\boxed{{{letter_of(prediction.label)}}}"
 
@@ -147,34 +156,22 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
 
     Raises:
         DrugprotDataError / DrugprotHubError: from loading the split.
-        ValueError: an unknown baseline or a bad ``negatives``.
+        UnknownBaselineError: an unknown baseline.
     """
     if baseline not in BASELINES:
-        raise ValueError(f"unknown baseline {baseline!r}; expected one of {', '.join(BASELINES)}")
-    negatives = parse_negatives(options.negatives)
-    with_nr = negatives != 0
+        raise UnknownBaselineError(baseline)
+    with_nr = options.with_no_relation
     documents = load_documents(options.split, options.data_path, path_hint="--data-path", revision=options.revision)
-    tasks = select_tasks(build_tasks(documents, negatives=negatives, seed=options.seed), options)
+    tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
     versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
     rollouts = []
     for task in tasks:
         score = score_reply(
             reply_text(predict(baseline, task, with_no_relation=with_nr)), None, task.labels, with_no_relation=with_nr
         )
-        rollouts.append(
-            Rollout(
-                task.pmid,
-                task.chemical.id,
-                task.gene.id,
-                task.labels,
-                with_nr,
-                score.label,
-                score.invalid_reason,
-                score.format_reason,
-                reward=score.reward(options.weights),
-                versions=versions,
-            )
-        )
+        pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
+        answer = ScoredAnswer.of(score, rescored=False)
+        rollouts.append(Rollout.of(pair, answer, reward=score.reward(options.weights), versions=versions))
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
     return Run(
@@ -186,7 +183,7 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
             model=f"baseline:{baseline}",
             split=options.split,
             data_path=options.data_path,
-            negatives=str(negatives),
+            negatives=str(options.negatives),
             limit=limit,
         ),
         lines=len(rollouts),
@@ -241,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
         )
         runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
         return emit(runs, args)
-    except (DrugprotError, ValueError, OSError) as exc:
+    except (DrugprotError, OSError) as exc:
         print(f"drugprot baseline: error: {exc}", file=sys.stderr)
         return 2
 
@@ -250,8 +247,9 @@ __all__ = [
     "BASELINES",
     "CUES",
     "MAJORITY",
+    "UnknownBaselineError",
     "WINDOW",
-    "Prediction",
+    "BaselineAnswer",
     "baseline_run",
     "fallback_label",
     "lexical_label",

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
+from drugprot.evaluation.plots import pyplot_agg, save_png, short_name
 
 METRICS_FILE = "metrics.jsonl"
 _MAX_LISTED = 5
@@ -41,6 +42,10 @@ _MAX_LISTED = 5
 
 class CurvesError(DrugprotError, ValueError):
     """A run's ``metrics.jsonl`` is missing, empty or has no readable line."""
+
+
+class MetricsLineError(CurvesError):
+    """One line of ``metrics.jsonl`` that is not a metrics line (``read_metrics`` skips and lists it)."""
 
 
 @dataclass(frozen=True)
@@ -99,23 +104,23 @@ def parse_line(raw: bytes) -> tuple[int, dict[str, float]]:
     """The step and numeric metrics of one line.
 
     Raises:
-        ValueError: the line is not a JSON object with a whole, non-negative ``step`` (the message says why).
+        MetricsLineError: the line is not a JSON object with a whole, non-negative ``step`` (the message says why).
     """
     try:
         row = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 (byte {exc.start})") from None
+        raise MetricsLineError(f"not UTF-8 (byte {exc.start})") from None
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise MetricsLineError("JSON nested too deeply") from None
     except ValueError as exc:
-        raise ValueError(f"invalid JSON ({str(exc)[:60]}); a partial write?") from None
+        raise MetricsLineError(f"invalid JSON ({str(exc)[:60]}); a partial write?") from None
     if not isinstance(row, dict):
-        raise ValueError(f"a JSON {type(row).__name__}, not an object")
+        raise MetricsLineError(f"a JSON {type(row).__name__}, not an object")
     step = row.get("step")
     if isinstance(step, bool) or not isinstance(step, int | float) or not math.isfinite(step):
-        raise ValueError(f"no numeric 'step' (got {str(step)[:40]!r})")
+        raise MetricsLineError(f"no numeric 'step' (got {str(step)[:40]!r})")
     if step < 0 or step != int(step):
-        raise ValueError(f"'step' {step} is not a whole non-negative number")
+        raise MetricsLineError(f"'step' {step} is not a whole non-negative number")
     values = {
         key: float(value)
         for key, value in row.items()
@@ -153,7 +158,7 @@ def read_metrics(path: str | os.PathLike[str]) -> RunMetrics:
             metrics.lines += 1
             try:
                 step, values = parse_line(raw)
-            except ValueError as exc:
+            except MetricsLineError as exc:
                 metrics.skipped.append(f"line {number}: {exc}")
                 continue
             rows.setdefault(step, {}).update(values)  # several lines per step: trainer, orchestrator, evals
@@ -263,8 +268,6 @@ def trailing_mean(values: Sequence[float], window: int) -> list[float]:
 def curves_figure(runs: Sequence[RunMetrics]) -> Any:
     """Six panels against step (train reward, accuracy, format/answered, completion length; eval accuracy and
     reward per eval environment), one colour per run."""
-    from drugprot.evaluation.report import pyplot_agg, short_name
-
     plt = pyplot_agg()
     from matplotlib.ticker import MaxNLocator
 
@@ -311,8 +314,6 @@ def curves_figure(runs: Sequence[RunMetrics]) -> Any:
 
 def plot_curves(runs: Sequence[RunMetrics], path: str | os.PathLike[str]) -> None:
     """Write ``curves_figure`` as a PNG (atomically; needs matplotlib, the ``drugprot[report]`` extra)."""
-    from drugprot.evaluation.report import save_png
-
     save_png(curves_figure(runs), path)
 
 
@@ -358,6 +359,7 @@ __all__ = [
     "PANELS",
     "SERIES",
     "CurvesError",
+    "MetricsLineError",
     "RunMetrics",
     "Series",
     "curves_figure",
