@@ -8,6 +8,7 @@ and CI run them; ``-m "not slow"`` leaves them out of a quick local loop.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,7 @@ from typing import Any
 import pytest
 
 from drugprot.tools.serve import Reply
-
-FIXTURES = Path(__file__).parent / "fixtures"
-FIXTURE_JSONL = FIXTURES / "drugprot_fixture.jsonl"
-FIXTURE_TSV = FIXTURES / "tsv"
+from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
 
@@ -141,7 +139,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         collected.add(key)
         if key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
-    files = {item.path.name for item in items}
+    # A file name counts once every test file of that name was collected (tests/core and tests/envs both
+    # have a test_extraction.py): running one of them alone must not call the other's keys stale.
+    in_tree = Counter(path.name for path in Path(__file__).parent.rglob("test_*.py"))
+    seen = Counter(path.name for path in {item.path for item in items})
+    files = {name for name, count in seen.items() if count == in_tree[name]}
     whole_files = not any("::" in arg for arg in config.args)  # no single test picked on the command line
     stale = sorted(key for key in SLOW_TESTS if key.split("::")[0] in files and key not in collected)
     if whole_files and stale:

@@ -19,8 +19,8 @@ import pytest
 from bench import corpus
 from bench.score import SHAPES
 from drugprot.core.candidates import negative_pairs
-from drugprot.core.data import document_from_row, load_documents
 from drugprot.core.labels import NO_RELATION
+from drugprot.core.sources import document_from_row, load_documents
 from drugprot.core.tasks import build_tasks
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -285,3 +286,33 @@ def test_env_server_scores_with_the_configured_weight(taskset: dict[str, Any], m
         {"accuracy": (0.0, 1.0), "format": (1.0, 0.2)},
     ]
     assert [round(reward, 9) for _, reward in got] == [1.2, 0.2]
+
+
+def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(ValidationError) as err:
+        DrugprotConfig(id="drugprot", data_path=str(missing))
+    assert err.value.errors()[0]["msg"] == (
+        f"Value error, no such file or directory: {missing}; pass a .parquet, .jsonl or .json file or a directory "
+        f"of the official BioCreative VII TSV files (source {missing}, field data_path)"
+    )
+    with pytest.raises(ValidationError, match="num_tasks must be a positive integer"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), num_tasks=0)
+    with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
+    with pytest.raises(ValidationError, match="revision 'abc123' selects a version of the hub dataset, but data_path"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
+    assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
+    assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
+
+
+def test_the_default_config_validates_offline_without_a_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """vf-eval validates a default config (no data_path) before it applies the user's flags: offline and with
+    nothing cached that must pass (the hub is checked when the tasks are loaded)."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert DrugprotConfig(id="drugprot").data_path is None

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from drugprot.core.data import load_documents
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import question_for
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.evaluation.baselines import predict, reply_text
 from drugprot.tools import demo

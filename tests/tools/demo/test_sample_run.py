@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.labels import RELATION_NAMES
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.tools import demo
 from drugprot.tools.sample import build_sample

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Final, Generic, TypeVar
 
+from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
 from drugprot.core.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
 from drugprot.core.labels import by_letter
 from drugprot.core.metrics import prf
@@ -46,9 +47,13 @@ class Weights:
     format: float = 0.1
 
     def of(self, reward: str) -> float:
-        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`)."""
+        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`).
+
+        Raises:
+            DrugprotLookupError: no reward has that name (a ``KeyError``).
+        """
         if reward not in REWARD_NAMES:
-            raise KeyError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
+            raise DrugprotLookupError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
         return float(getattr(self, reward))
 
 
@@ -155,7 +160,7 @@ class _DigestCache(Generic[T]):  # noqa: UP046 (the package supports Python 3.11
 
     def __init__(self, size: int = 4096) -> None:
         if size < 1:
-            raise ValueError(f"{type(self).__name__} size must be at least 1, got {size}")
+            raise DrugprotArgumentError(f"{type(self).__name__} size must be at least 1, got {size}")
         self.size = size
         self._entries: OrderedDict[bytes, T] = OrderedDict()
         self._lock = threading.Lock()

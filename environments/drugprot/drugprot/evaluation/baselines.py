@@ -23,12 +23,12 @@ import re
 import sys
 from dataclasses import dataclass
 
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import NO_RELATION, letter_of
 from drugprot.core.options import TaskOptions, parse_negatives
 from drugprot.core.questions import select_tasks
 from drugprot.core.scoring import INFO_KEY, score_reply
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.options import TaskOptions, parse_negatives
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.tools.demo.errors import DemoError
 

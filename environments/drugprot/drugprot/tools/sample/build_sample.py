@@ -7,7 +7,7 @@ biomedical facts, and the PMIDs (990001xx) are not PubMed ids. The file uses the
 ``«T1|CHEMICAL|aspirin»``; this script turns the markup into offsets.
 
 Run ``python -m drugprot.tools.sample.build_sample`` after editing; ``tests/tools/demo/test_sample_run.py`` checks
-that the committed file is what this script writes and that it loads through ``drugprot.core.data``.
+that the committed file is what this script writes and that it loads through ``drugprot.core.sources``.
 """
 
 from __future__ import annotations
