@@ -58,18 +58,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
 
-    import drugprot.data
-    import drugprot.questions
-    import drugprot.scoring
-    import drugprot.tasks
+    import drugprot.core.questions
+    import drugprot.core.scoring
+    import drugprot.core.sources
+    import drugprot.core.tasks
 
     with tempfile.TemporaryDirectory(prefix="drugprot-ab-") as tmp:
         old = _import_old(args.old, Path(tmp))
         new = {
-            "data": drugprot.data,
-            "questions": drugprot.questions,
-            "scoring": drugprot.scoring,
-            "tasks": drugprot.tasks,
+            "data": drugprot.core.sources,
+            "questions": drugprot.core.questions,
+            "scoring": drugprot.core.scoring,
+            "tasks": drugprot.core.tasks,
         }
         documents = {
             tag: mod["data"].load_documents(args.split, args.data_path) for tag, mod in (("old", old), ("new", new))

@@ -2,10 +2,10 @@
 
 Stages, each timed alone and repeated (medians of wall and CPU seconds):
 
-- ``load``: ``drugprot.data.load_documents`` (read + validate), per file format of the corpus;
-- ``build``: ``drugprot.tasks.build_tasks`` for ``negatives`` 0, 1 and "all";
-- ``prompts``: ``drugprot.questions.question_for`` over those tasks (system + user prompt);
-- ``total``: ``drugprot.questions.load_questions``, the whole core path the tasksets call;
+- ``load``: ``drugprot.core.sources.load_documents`` (read + validate), per file format of the corpus;
+- ``build``: ``drugprot.core.tasks.build_tasks`` for ``negatives`` 0, 1 and "all";
+- ``prompts``: ``drugprot.core.questions.question_for`` over those tasks (system + user prompt);
+- ``total``: ``drugprot.core.questions.load_questions``, the whole core path the tasksets call;
 - ``v1_load``: ``DrugprotTaskset.load()``, i.e. ``total`` plus verifiers' pydantic ``TaskData``/``Task``
   objects (skipped with ``--no-v1``).
 
@@ -46,7 +46,7 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
         import drugprot  # noqa: F401
 
         t_pkg = time.perf_counter() - t0
-        import drugprot.questions  # noqa: F401
+        import drugprot.core.questions  # noqa: F401
 
         t_core = time.perf_counter() - t0
         heavy = sorted(m for m in ("verifiers", "datasets", "pyarrow", "openai", "pydantic") if m in sys.modules)
@@ -56,12 +56,13 @@ def _child(args: argparse.Namespace) -> dict[str, Any]:
             "heavy_modules_after_core_import": heavy,
         }
         if not args.no_v1:
-            import drugprot.taskset  # noqa: F401
+            import drugprot.envs.taskset  # noqa: F401
 
             out["import_taskset_s"] = round(time.perf_counter() - t0, 4)
         return out
 
-    from drugprot.questions import TaskOptions, load_questions
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions
 
     options = TaskOptions(
         split=args.split, data_path=args.data_path, negatives=_negatives(args.negatives[0]), seed=args.seed
@@ -95,9 +96,10 @@ def _counts(tasks: Sequence[Any]) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from drugprot.data import load_documents
-    from drugprot.questions import TaskOptions, load_questions, question_for
-    from drugprot.tasks import build_tasks
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions, question_for
+    from drugprot.core.sources import load_documents
+    from drugprot.core.tasks import build_tasks
 
     result: dict[str, Any] = {"benchmark": "build", "machine": machine(), "repeats": args.repeats}
     tmp = tempfile.TemporaryDirectory(prefix="drugprot-bench-")
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             questions = load_questions(options)
             entry["prompt_chars_mean"] = round(sum(len(q.prompt) for q in questions) / max(1, len(questions)), 1)
             if not args.no_v1:
-                from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+                from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
                 knobs = {"split": args.split, "data_path": data_path, "negatives": neg, "seed": args.seed}
                 # config validation loads and builds the questions and load() takes them: time both, as vf-eval

@@ -111,8 +111,8 @@ def in_process(cases: dict[str, tuple[str | None, dict[str, str]]], repeat: int)
     """Median CPU and wall time of the failing check alone (no CLI start-up), in this interpreter."""
     from pydantic import ValidationError
 
-    from drugprot.errors import DrugprotError
-    from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+    from drugprot.core.errors import DrugprotError
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
     print("| check (in process) | case | wall ms | CPU ms | error |")
     print("|---|---|---|---|---|")

@@ -2,7 +2,7 @@
 
 Both runs use the same command line (``-n``, ``-r``, ``-c``, model, client), the same seat (``--harness``:
 drugprot's own by default, or ``null``, in a ``subprocess`` runtime) and the same instant local streaming
-OpenAI-compatible server (``drugprot.serve.OpenAIServer`` on 127.0.0.1), which answers every request with
+OpenAI-compatible server (``drugprot.tools.serve.OpenAIServer`` on 127.0.0.1), which answers every request with
 the same realistic reply (about 600 tokens of reasoning and a boxed letter). So the ratio of their times is
 what drugprot adds to an eval or RL run: loading the split, building prompts and scoring. Runs alternate
 drugprot/echo so slow drifts of a shared machine hit both alike.
@@ -55,7 +55,7 @@ ECHO_DIR = Path(__file__).resolve().parent / "echo_taskset"
 MODEL = "trinity-mini"
 ENVS = ("drugprot", "echo-taskset")
 HARNESSES = ("drugprot", "null")
-"""``--harnesses``: drugprot's in-process harness (``drugprot.harness.HARNESS_ID``) and verifiers' chat program."""
+"""``--harnesses``: drugprot's in-process harness (``drugprot.envs.harness.HARNESS_ID``) and verifiers' chat program."""
 
 
 def reply_text(min_reasoning_chars: int = 2400) -> str:
@@ -208,7 +208,7 @@ def _median(runs: list[dict[str, Any]], key: str) -> float | None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from drugprot.serve import OpenAIServer, Reply, fixed_responder
+    from drugprot.tools.serve import OpenAIServer, Reply, fixed_responder
 
     cli = args.cli or default_cli()
     result: dict[str, Any] = {
@@ -325,7 +325,7 @@ def _child_env_server(address: str, harness: str, data_path: str, split: str) ->
 
 def bench_task_data(data_path: str, split: str, count: int) -> list[dict[str, Any]]:
     """The first ``count`` drugprot tasks as the orchestrator ships them: dumped ``TaskData``."""
-    from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
     tasks = DrugprotTaskset(DrugprotConfig(id="drugprot", data_path=data_path, split=split, num_tasks=count)).load()
     return [task.data.model_dump(mode="json") for task in tasks]
@@ -401,7 +401,7 @@ def run_harness(
 
 def run_harnesses(args: argparse.Namespace) -> dict[str, Any]:
     """Both harnesses, alternating over ``--repeats`` (drifts of a shared machine hit both); medians."""
-    from drugprot.serve import OpenAIServer, Reply, fixed_responder
+    from drugprot.tools.serve import OpenAIServer, Reply, fixed_responder
 
     result: dict[str, Any] = {
         "benchmark": "pipeline --harnesses",

@@ -1,8 +1,8 @@
 """Benchmark: parsing and scoring realistic replies, through the core and through verifiers' ``task.score``.
 
 Replies are what a reasoning model sends back in an RL run: about 600 tokens of reasoning (2,400-3,000
-characters) and a final answer, in every shape ``drugprot.parsing`` accepts or rejects (the table in
-``tests/test_parsing.py``): inline ``<think>``, a template-opened ``...</think>``, separate
+characters) and a final answer, in every shape ``drugprot.core.parsing`` accepts or rejects (the table in
+``tests/core/test_parsing.py``): inline ``<think>``, a template-opened ``...</think>``, separate
 ``reasoning_content``, ``\\text{E}``, ``E. INHIBITOR``, label names, a box inside the reasoning, several
 boxes, no box, an unclosed box, a cut-off ``<think>``, unknown letters, a letter that contradicts its
 label, empty replies, and ``N``/``NO-RELATION`` when offered. Golds come from the tasks of the data
@@ -10,8 +10,8 @@ label, empty replies, and ``N``/``NO-RELATION`` when offered. Golds come from th
 
 Three timings (medians; completions per CPU second of one process, i.e. per core):
 
-- ``parse``: ``drugprot.parsing.parse_reply`` alone;
-- ``core``: ``drugprot.scoring.score_reply`` (parse + score), what both adapters call;
+- ``parse``: ``drugprot.core.parsing.parse_reply`` alone;
+- ``core``: ``drugprot.core.scoring.score_reply`` (parse + score), what both adapters call;
 - ``verifiers``: ``await DrugprotTask.score(trace)`` on hand-built ``vf.Trace``s, as verifiers scores a
   rollout (trace construction is timed separately and not included).
 
@@ -177,7 +177,7 @@ def worst_case_reply(shape: str, chars: int = WORST_CASE_CHARS) -> str:
 
 def worst_case(repeats: int, chars: int = WORST_CASE_CHARS) -> dict[str, Any]:
     """CPU milliseconds (median of ``repeats``) to score one reply of each worst-case shape."""
-    from drugprot.scoring import score_reply
+    from drugprot.core.scoring import score_reply
 
     result: dict[str, Any] = {"chars": chars, "bound_ms": 50, "shapes": {}}
     for shape in WORST_CASES:
@@ -198,7 +198,7 @@ def make_replies(
     golds: Sequence[tuple[tuple[str, ...], bool, str, str]], count: int, seed: int, min_reasoning_chars: int = 2400
 ) -> list[Reply]:
     """``count`` replies over the given ``(gold labels, with_no_relation, chemical, gene)`` tasks."""
-    from drugprot.labels import letter_of, options
+    from drugprot.core.labels import letter_of, options
 
     rng = random.Random(seed)
     names = list(SHAPES)
@@ -217,8 +217,8 @@ def make_replies(
 
 
 def _golds(data_path: str, split: str, seed: int) -> list[tuple[tuple[str, ...], bool, str, str]]:
-    from drugprot.data import load_documents
-    from drugprot.tasks import build_tasks
+    from drugprot.core.sources import load_documents
+    from drugprot.core.tasks import build_tasks
 
     documents = load_documents(split, data_path)
     golds = [(t.labels, False, t.chemical.text, t.gene.text) for t in build_tasks(documents)]
@@ -233,7 +233,7 @@ def _v1_cases(replies: Sequence[Reply]) -> tuple[Callable[[], list[Any]], Any]:
     from verifiers.v1.graph import MessageNode
     from verifiers.v1.types import AssistantMessage, UserMessage
 
-    from drugprot.taskset import DrugprotConfig, DrugprotData, DrugprotTask
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotData, DrugprotTask
 
     config = DrugprotConfig(id="drugprot").task
     tasks = {}
@@ -276,8 +276,8 @@ def _v1_cases(replies: Sequence[Reply]) -> tuple[Callable[[], list[Any]], Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from drugprot.parsing import parse_reply
-    from drugprot.scoring import score_reply
+    from drugprot.core.parsing import parse_reply
+    from drugprot.core.scoring import score_reply
 
     result: dict[str, Any] = {"benchmark": "score", "machine": machine(), "repeats": args.repeats}
     with tempfile.TemporaryDirectory(prefix="drugprot-bench-") as tmp:
@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result[name] = timing
 
     if not args.no_v1:
-        from drugprot.taskset import INFO_KEY
+        from drugprot.envs.taskset import INFO_KEY
 
         build, _ = _v1_cases(replies)
         result["v1_trace_build"] = measure(build, 1)

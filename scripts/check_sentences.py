@@ -1,10 +1,10 @@
-"""Check ``drugprot.candidates`` on real abstracts: sentence-splitter agreement and candidate-pair counts.
+"""Check ``drugprot.core.candidates`` on real abstracts: sentence-splitter agreement and candidate-pair counts.
 
 Usage::
 
     python scripts/check_sentences.py --data ABSTRACTS.jsonl [--sentences SENTENCES.jsonl] [--show N]
 
-``--data`` is any file ``drugprot.data.load_documents`` reads (``OpenMed/drugprot-parquet`` rows as
+``--data`` is any file ``drugprot.core.sources.load_documents`` reads (``OpenMed/drugprot-parquet`` rows as
 ``.jsonl``/``.parquet``, or an official TSV directory). ``--sentences`` is a JSON-lines file of reference
 sentence boundaries, one object per abstract: ``{"pmid": "...", "sentences": [[start, end], ...]}``
 (end-exclusive offsets into ``text``). Prints:
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from drugprot.candidates import (
+from drugprot.core.candidates import (
     candidate_pairs,
     document_sentences,
     gold_pairs,
@@ -35,8 +35,8 @@ from drugprot.candidates import (
     sample_negatives,
     sentence_index,
 )
-from drugprot.data import load_documents
-from drugprot.schema import Document
+from drugprot.core.schema import Document
+from drugprot.core.sources import load_documents
 
 Span = tuple[int, int]
 
@@ -98,7 +98,7 @@ def sentence_report(docs: Sequence[Document], reference: dict[str, list[Span]], 
             for end in offsets:
                 if shown < show:
                     shown += 1
-                    context = doc.text[max(0, end - 50):end] + " || " + doc.text[end:end + 30].lstrip()
+                    context = doc.text[max(0, end - 50) : end] + " || " + doc.text[end : end + 30].lstrip()
                     print(f"  {kind} boundary, pmid {doc.pmid}: {context!r}")
     print(f"documents with reference sentences: {len(docs) - len(missing)} (without: {len(missing)})")
     print(f"sentences: ours {s_pred}, reference {s_gold}")
@@ -117,14 +117,20 @@ def candidate_report(docs: Sequence[Document]) -> None:
         covered = sum(len(gold_pairs(doc) & set(candidate_pairs(doc, overlapping=overlapping))) for doc in docs)
         negatives = sum(len(negative_pairs(doc, overlapping=overlapping)) for doc in docs)
         label = "all mention pairs" if overlapping else "without overlapping mentions"
-        print(f"candidates ({label}): {cands}; gold pairs covered {covered}/{positives}; "
-              f"negatives {negatives} = {negatives / positives if positives else 0.0:.3f} per gold pair")
-    print(f"documents {len(docs)}, gold relations {relations}, gold pairs {positives}, "
-          f"documents without relations {sum(1 for doc in docs if not doc.relations)}")
+        print(
+            f"candidates ({label}): {cands}; gold pairs covered {covered}/{positives}; "
+            f"negatives {negatives} = {negatives / positives if positives else 0.0:.3f} per gold pair"
+        )
+    print(
+        f"documents {len(docs)}, gold relations {relations}, gold pairs {positives}, "
+        f"documents without relations {sum(1 for doc in docs if not doc.relations)}"
+    )
     for k in (1, 2, 5):
         sampled = sample_negatives(docs, k, seed=0)
-        print(f"negatives={k} (seed 0): {sum(map(len, sampled.values()))} sampled, "
-              f"{negative_ratio(docs, sampled):.3f} per gold pair")
+        print(
+            f"negatives={k} (seed 0): {sum(map(len, sampled.values()))} sampled, "
+            f"{negative_ratio(docs, sampled):.3f} per gold pair"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

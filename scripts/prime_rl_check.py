@@ -173,7 +173,7 @@ def replies_for(gold_letters: list[str], letters: str) -> list[Reply]:
         Reply("gold answer", f"{think}\n\\boxed{{{right}}}", 1.0, 1.0),
         Reply("wrong answer", f"{think}\n\\boxed{{{wrong}}}", 0.0, 1.0),
         Reply("no boxed answer", f"{think}\nThe answer is {right}.", 0.0, 0.0),
-        # no completed reasoning: no answer (drugprot.parsing), so neither reward
+        # no completed reasoning: no answer (drugprot.core.parsing), so neither reward
         Reply("gold, no reasoning", f"\\boxed{{{right}}}", 0.0, 0.0),
     ]
 
@@ -375,7 +375,7 @@ async def run_groups(
     from prime_rl.utils.client import InferencePool
     from prime_rl.utils.config import cli
 
-    from drugprot.labels import letter_of, options
+    from drugprot.core.labels import letter_of, options
 
     config = cli(OrchestratorConfig, args=["@", str(orchestrator_json)])
     source = config.train.source[0]

@@ -65,7 +65,7 @@ class AnswerLengths:
     most_relations_key: str
     """Key (the PMID) of the task with the most gold relations (the first one, on a tie)."""
     utf8_bytes: int
-    """UTF-8 bytes of the longest gold answer block (``drugprot.extraction.answer_block``, official names)."""
+    """UTF-8 bytes of the longest gold answer block (``drugprot.core.extraction.answer_block``, official names)."""
     key: str
     """Key of the task with that block."""
     relations: int
@@ -110,7 +110,7 @@ def measure_answers(taskset: Any) -> AnswerLengths | None:
     Raises:
         ValueError: the taskset has no tasks.
     """
-    from drugprot.extraction import answer_block
+    from drugprot.core.extraction import answer_block
 
     records = [(task.key, task.data.extraction) for task in taskset]
     if not records:
@@ -129,7 +129,7 @@ def measure_answers(taskset: Any) -> AnswerLengths | None:
 
 def build_taskset(**fields: Any) -> Any:
     """A ``DrugprotTaskset`` from ``DrugprotConfig`` fields (the keys of a TOML ``[...env.taskset]``)."""
-    from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
     fields = {"id": "drugprot", **fields}
     return DrugprotTaskset(DrugprotConfig.model_validate(fields))

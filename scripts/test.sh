@@ -13,14 +13,14 @@ export UV_PYTHON="${UV_PYTHON:-3.11}"
 
 stage_v04() {
     uv sync --locked --group dev --quiet || return
-    uv run --locked --no-sync python -m pytest --ignore=tests/adapters -o cache_dir=.pytest_cache/v04 "$@"
+    uv run --locked --no-sync python -m pytest --ignore=tests/tools/adapters -o cache_dir=.pytest_cache/v04 "$@"
 }
 
 stage_v03() {
     [ -x .venv-v03/bin/python ] || uv venv --quiet .venv-v03 || return
     uv pip install --quiet -p .venv-v03 -e 'environments/drugprot[report]' 'verifiers==0.3.1' \
         'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' 'renderers>=0.1.12' 'scipy>=1.15' || return
-    .venv-v03/bin/python -m pytest --ignore=tests/adapters -o cache_dir=.pytest_cache/v03 "$@"
+    .venv-v03/bin/python -m pytest --ignore=tests/tools/adapters -o cache_dir=.pytest_cache/v03 "$@"
 }
 
 stage_adapters() {
@@ -31,7 +31,7 @@ stage_adapters() {
         || .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch>=2.4' || return
     uv pip install --quiet -p .venv-adapters -e 'environments/drugprot[adapters]' 'pytest>=8' \
         'pytest-asyncio>=0.23' || return
-    .venv-adapters/bin/python -m pytest tests/adapters -o cache_dir=.pytest_cache/adapters "$@"
+    .venv-adapters/bin/python -m pytest tests/tools/adapters -o cache_dir=.pytest_cache/adapters "$@"
 }
 
 stages=(v04 v03 adapters)

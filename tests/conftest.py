@@ -8,6 +8,7 @@ and CI run them; ``-m "not slow"`` leaves them out of a quick local loop.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,8 @@ from typing import Any
 
 import pytest
 
-from drugprot.serve import Reply
-
-FIXTURES = Path(__file__).parent / "fixtures"
-FIXTURE_JSONL = FIXTURES / "drugprot_fixture.jsonl"
-FIXTURE_TSV = FIXTURES / "tsv"
+from drugprot.tools.serve import Reply
+from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
 
@@ -48,7 +46,7 @@ class FixtureRun:
     """A finished ``vf-eval drugprot -n 27`` over the fixture's train split, and what it was sent."""
 
     run_dir: Path
-    questions: list[Any]  # drugprot.questions.Question, in task order
+    questions: list[Any]  # drugprot.core.questions.Question, in task order
     replies: dict[str, Reply]  # task key -> the reply the server gave
     shapes: dict[str, str]  # task key -> reply shape (see FIXTURE_RUN_REPLIES)
     requests: list[dict[str, Any]]  # the chat-completions request bodies the server received
@@ -57,8 +55,9 @@ class FixtureRun:
 def make_fixture_run(harness: str, out: Path) -> FixtureRun:
     """One real v1 ``vf-eval`` (``eval`` on verifiers 0.3.x) with ``harness`` against a local
     :class:`OpenAIServer` that answers each task as ``FIXTURE_RUN_REPLIES`` says."""
-    from drugprot.questions import TaskOptions, load_questions
-    from drugprot.serve import OpenAIServer, scripted_responder
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions
+    from drugprot.tools.serve import OpenAIServer, scripted_responder
 
     from .e2e import run_vf_eval
 
@@ -97,26 +96,26 @@ def fixture_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Fi
 @pytest.fixture(scope="session")
 def fixture_run(fixture_runs: Callable[[str], FixtureRun]) -> FixtureRun:
     """The shared run with the pinned default harness (``drugprot``)."""
-    from drugprot.harness import HARNESS_ID
+    from drugprot.envs.harness import HARNESS_ID
 
     return fixture_runs(HARNESS_ID)
 
 
 SLOW_TESTS = frozenset(
     {
-        # a real vf-eval (or the legacy one, or the demo that runs it) against drugprot.serve; the first two
+        # a real vf-eval (or the legacy one, or the demo that runs it) against drugprot.tools.serve; the first two
         # share one run (fixture_run), so either one alone still pays for it
         "test_e2e_v1.py::test_vf_eval_drugprot_end_to_end",
         "test_e2e_v1.py::test_both_harnesses_send_the_same_chat_and_record_the_same_traces",
         "test_e2e_v1.py::test_faults_retries_and_timeouts",
         "test_report.py::test_report_on_a_real_vf_eval_run",
-        "test_demo.py::test_demo_end_to_end",
+        "test_command.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
-        "test_legacy.py::test_eval_config_dry_run",
+        "test_configs.py::test_eval_config_dry_run",
         "test_configs.py::test_extraction_eval_toml_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
         "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
-        "test_legacy.py::test_readme_v1_command_dry_run",
+        "test_configs.py::test_readme_v1_command_dry_run",
         # verifiers' own model-free checker (vf-validate; validate on 0.3.x) over the fixture
         "test_validate.py::test_validate_passes_on_the_fixture_without_a_prime_login",
         "test_validate.py::test_without_the_subprocess_runtime_it_asks_for_a_prime_login",
@@ -134,11 +133,17 @@ SLOW_TESTS = frozenset(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Runs before -k/-m deselect anything, so every test of a collected file is seen here.
-    collected = {f"{item.path.name}::{getattr(item, 'originalname', item.name)}": item for item in items}
-    for key, item in collected.items():
+    collected = set()
+    for item in items:  # every parametrization of a slow test
+        key = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        collected.add(key)
         if key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
-    files = {item.path.name for item in items}
+    # A file name counts once every test file of that name was collected (tests/core and tests/envs both
+    # have a test_extraction.py): running one of them alone must not call the other's keys stale.
+    in_tree = Counter(path.name for path in Path(__file__).parent.rglob("test_*.py"))
+    seen = Counter(path.name for path in {item.path for item in items})
+    files = {name for name, count in seen.items() if count == in_tree[name]}
     whole_files = not any("::" in arg for arg in config.args)  # no single test picked on the command line
     stale = sorted(key for key in SLOW_TESTS if key.split("::")[0] in files and key not in collected)
     if whole_files and stale:

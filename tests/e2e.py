@@ -1,7 +1,7 @@
 """Drive the real verifiers CLIs end to end from tests (a helper module, not a test file).
 
 Two paths, both run as a subprocess of the *current* Python environment (the scripts are looked up next to
-``sys.executable``), against a model server such as :class:`drugprot.serve.OpenAIServer`:
+``sys.executable``), against a model server such as :class:`drugprot.tools.serve.OpenAIServer`:
 
 * **v1** (:func:`run_vf_eval`): ``vf-eval`` on verifiers ≥0.4, ``eval`` on 0.3.x (where ``vf-eval`` is the
   legacy CLI). Results: ``<out_dir>/<run>/traces.jsonl``, one episode per line (:func:`read_episodes`,

@@ -1,7 +1,7 @@
 """Smoke test of the benchmarks (``bench/``): the quick modes run, and their non-timing outputs are exact.
 
 No timing is asserted. Counts are those of the generated 100-abstract corpus (seed 0); the NO-RELATION
-counts are checked against ``drugprot.candidates`` itself, so they follow its same-sentence rule.
+counts are checked against ``drugprot.core.candidates`` itself, so they follow its same-sentence rule.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ import pytest
 
 from bench import corpus
 from bench.score import SHAPES
-from drugprot.candidates import select_negatives
-from drugprot.data import document_from_row, load_documents
+from drugprot.core.candidates import negative_pairs
+from drugprot.core.labels import NO_RELATION
+from drugprot.core.sources import document_from_row, load_documents
+from drugprot.core.tasks import build_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_DOCS = 100
@@ -85,7 +87,7 @@ def test_build_quick() -> None:
     documents = [document_from_row(row) for row in corpus.generate(QUICK_DOCS, seed=0)]
     for setting in ("0", "1", "all"):
         k = setting if setting == "all" else int(setting)
-        negatives = sum(len(p) for p in select_negatives(documents, k, seed=0).values()) if k else 0
+        negatives = sum(t.labels == (NO_RELATION.name,) for t in build_tasks(documents, negatives=k, seed=0))
         entry = result["negatives"][setting]
         assert (entry["positive"], entry["negative"]) == (QUICK_POSITIVES, negatives)
         assert entry["tasks"] == entry["memory"]["tasks"] == QUICK_POSITIVES + negatives
@@ -194,9 +196,9 @@ def test_cost_counts_every_prompt_of_both_modes(tmp_path: Path, capsys: pytest.C
     # nine short abstracts with 42 candidate pairs: extraction saves ~4x here, short of the 10x target
     assert data["target"] == {"chars_ratio_min": 10.0, "chars_ratio": round(pair_chars / ext_chars, 3), "met": False}
 
-    # the generated corpus: one extraction prompt per abstract; pair prompts follow drugprot.candidates
+    # the generated corpus: one extraction prompt per abstract; pair prompts follow drugprot.core.candidates
     documents = [document_from_row(row) for row in corpus.generate(QUICK_DOCS, seed=0)]
-    negatives = sum(len(p) for p in select_negatives(documents, "all", seed=0).values())
+    negatives = sum(len(negative_pairs(doc)) for doc in documents)
     assert (generated["name"], generated["abstracts"], generated["data_path"]) == ("corpus", QUICK_DOCS, None)
     assert generated["corpus"] == {"docs": QUICK_DOCS, "seed": 0}
     assert "SYNTHETIC" in generated["description"] and "proxy" in generated["description"]

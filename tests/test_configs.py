@@ -1,5 +1,7 @@
-"""The prime-rl configs in ``configs/``: they parse, keep the seed recipe, and avoid the mistakes prime-rl's
-own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit).
+"""The configs in ``configs/``. The prime-rl configs parse, keep the seed recipe, and avoid the mistakes prime-rl's
+own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit). The
+``vf-eval`` ones (the model aliases of ``endpoints.toml``, ``eval/*.toml``) and the README's main-job commands
+resolve to Prime Inference's Trinity-Mini and drugprot's pinned seat (dry runs of the real CLIs).
 
 Every RL config names how it is launched on a ``# Usage: uv run rl @ a.toml @ b.toml`` line; the tests
 merge that chain the way prime-rl's ``@`` files merge (tables deep-merged, everything else replaced) and
@@ -12,6 +14,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -23,7 +26,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from drugprot.taskset import DrugprotConfig, DrugprotTaskset
+from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
 from .conftest import FIXTURE_JSONL
 
@@ -33,6 +36,8 @@ README = CONFIGS / "README.md"
 VALIDATE_SCRIPT = ROOT / "scripts" / "validate_prime_rl.sh"
 BASE = "configs/drugprot.toml"
 EXTRACTION = "configs/rl/extraction.toml"
+HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
+legacy_only = pytest.mark.skipif(not HAS_LEGACY, reason="verifiers >= 0.4 has no legacy (v0) stack")
 EVAL_EXTRACTION = CONFIGS / "eval" / "extraction.toml"
 
 
@@ -78,6 +83,11 @@ AFMOE_LORA_TARGETS = {
 }
 # Also in the model but never to be targeted: the router gate, the shared expert (raw parameters), ...
 AFMOE_NOT_TARGETS = {"gate", "router", "shared_expert", "embed_tokens", "lm_head", "norm", "q_norm", "k_norm"}
+# prime-rl's default LoRA target_modules at the pinned commit (test_prime_rl_default_lora_targets checks it).
+PRIME_RL_DEFAULT_TARGETS = [
+    *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
+    *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
+]
 RECIPE_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"]
 NUM_ROUTED_EXPERTS = 128
 
@@ -452,14 +462,14 @@ def test_env_sources(path: Path) -> None:
     assert agents == [{"harness": {"id": "drugprot"}, "runtime": {"type": "subprocess"}}] * 2
 
 
-def test_lora_targets_are_prime_rl_defaults_present_in_afmoe() -> None:
-    prime_rl_default = [
-        *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
-        *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
-    ]
-    assert [t for t in prime_rl_default if t in AFMOE_LORA_TARGETS] == RECIPE_TARGETS
-    assert not AFMOE_NOT_TARGETS & set(AFMOE_LORA_TARGETS)
-    assert all(re.fullmatch(r"\w+", t) for t in AFMOE_LORA_TARGETS)  # plain names: no regex matching
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_lora_targets_are_prime_rl_defaults_present_in_afmoe(path: Path) -> None:
+    """Each config targets exactly prime-rl's default LoRA targets that name AFMoE modules, in prime-rl's order:
+    no router gate or other non-target, plain names only (no regex matching)."""
+    targets = get(load_run(path), "trainer.model.lora.target_modules")
+    assert targets == [t for t in PRIME_RL_DEFAULT_TARGETS if t in AFMOE_LORA_TARGETS]
+    assert not AFMOE_NOT_TARGETS & set(targets)
+    assert all(re.fullmatch(r"\w+", t) for t in targets)
 
 
 FIXTURE_PMIDS = sorted(json.loads(line)["pmid"] for line in FIXTURE_JSONL.read_text(encoding="utf-8").splitlines())
@@ -512,14 +522,20 @@ def test_prompt_bound_on_the_fixture_in_extraction_mode() -> None:
     )
 
 
-def test_real_sample_bound() -> None:
-    assert (REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound(), prompt_token_bound() + 2048) == (
-        5731,
-        5859,
-        7907,
-    )
-    extraction = prompt_token_bound("extraction")
-    assert (REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES, extraction, extraction + 4096) == (7708, 7836, 11932)
+def test_base_config_quotes_its_seq_len_arithmetic() -> None:
+    """The seq_len comment of configs/drugprot.toml is the measured bound and the config's own values: the real
+    sample's longest prompt in bytes, plus the chat template overhead, plus the train completion tokens, is the
+    bound the config's seq_len holds."""
+    config = load_run(ROOT / BASE)
+    completion = get(config, "orchestrator.train.sampling.max_completion_tokens")
+    lines = (ROOT / BASE).read_text(encoding="utf-8").splitlines()
+    comment = " ".join(line.removeprefix("# ") for line in lines if line.startswith("# "))
+    size, overhead, seq_len = REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_lengths.TEMPLATE_OVERHEAD_TOKENS, config["seq_len"]
+    assert (
+        f"sample: {size:,} UTF-8 bytes -> at most {size:,} + {overhead} (chat template) tokens at <= 1 token per "
+        f"byte, + {completion:,} completion tokens = {prompt_token_bound() + completion:,}. {seq_len:,} leaves room"
+    ) in comment
+    assert seq_len >= prompt_token_bound() + completion
 
 
 def test_answer_lengths_on_the_fixture_in_extraction_mode() -> None:
@@ -632,8 +648,7 @@ def test_extraction_eval_toml_matches_the_rl_eval() -> None:
 def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
     """``vf-eval @ configs/eval/extraction.toml --dry-run`` (``eval @ ...`` on verifiers 0.3.x) accepts every key
     and resolves extraction mode with drugprot's pinned seat."""
-    has_legacy = importlib.util.find_spec("verifiers.legacy") is not None
-    script = Path(sys.executable).with_name("eval" if has_legacy else "vf-eval")
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
     if not script.exists():
         pytest.skip(f"no {script.name} script next to {sys.executable}")
     out = tmp_path / "out"
@@ -772,6 +787,137 @@ def test_an_overlay_setting_only_the_mode_is_caught() -> None:
     ]
 
 
+# ------------------------------------------------------------------- vf-eval: model aliases, eval configs, README
+
+ENDPOINTS = CONFIGS / "endpoints.toml"
+EVAL_CONFIGS = CONFIGS / "eval"
+ROOT_README = ROOT / "README.md"
+
+
+def test_endpoint_aliases() -> None:
+    """The alias registry: exact entries (legacy ``vf-eval`` reads it from ./configs/endpoints.toml)."""
+    entries = tomllib.loads(ENDPOINTS.read_text(encoding="utf-8"))["endpoint"]
+    assert entries == [
+        {"endpoint_id": "trinity-mini", "model": "arcee/trinity-mini", "url": "https://api.pinference.ai/api/v1",
+         "key": "PRIME_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-openrouter", "model": "arcee-ai/trinity-mini",
+         "url": "https://openrouter.ai/api/v1", "key": "OPENROUTER_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-arcee", "model": "trinity-mini", "url": "https://api.arcee.ai/api/v1",
+         "key": "ARCEE_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-local", "model": "trinity-mini", "url": "http://localhost:8000/v1",
+         "key": "VLLM_API_KEY", "type": "openai_chat_completions"},
+    ]  # fmt: skip
+
+
+@legacy_only
+def test_endpoint_registry_loads_in_legacy_vf_eval() -> None:
+    """verifiers' own loader accepts the file and resolves each alias to one endpoint."""
+    from verifiers.legacy.utils.eval_utils import load_endpoints
+
+    endpoints = load_endpoints(str(ENDPOINTS))
+    resolved = {alias: [(e.model, e.base_url, e.api_key_var) for e in group] for alias, group in endpoints.items()}
+    assert resolved == {
+        "trinity-mini": [("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")],
+        "trinity-mini-openrouter": [("arcee-ai/trinity-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")],
+        "trinity-mini-arcee": [("trinity-mini", "https://api.arcee.ai/api/v1", "ARCEE_API_KEY")],
+        "trinity-mini-local": [("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY")],
+    }
+
+
+EXPECTED_EVAL = {
+    "trinity-mini.toml": ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
+    "local-vllm.toml": ("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY"),
+}
+
+
+def test_eval_configs_are_the_documented_ones() -> None:
+    # extraction.toml (extraction mode, 4,096 tokens) is dry-run by test_extraction_eval_toml_dry_run
+    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted([*EXPECTED_EVAL, "extraction.toml"])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_EVAL))
+def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
+    """``vf-eval @ configs/eval/<name> --dry-run`` (0.4; ``eval @ …`` on 0.3.x) accepts every key and resolves it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists():
+        pytest.skip(f"no {script.name} script next to {sys.executable}")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(script), "@", str(EVAL_CONFIGS / name), "--dry-run", "-o", str(out)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    model, base_url, key = EXPECTED_EVAL[name]
+    taskset = config["env"]["taskset"]
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (model, base_url, key)
+    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 2048)
+    assert (config["num_rollouts"], config["push"]) == (1, False)
+    assert {k: taskset[k] for k in ("id", "split", "num_tasks", "shuffle", "seed", "data_path", "negatives")} == {
+        "id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, "data_path": None,
+        "negatives": 0,
+    }  # fmt: skip
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
+README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
+README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
+PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
+
+
+def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
+    block = ROOT_README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
+    assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
+    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
+
+
+def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
+    """The README's first command resolves to Prime Inference's defaults and drugprot's pinned seat (0.3.x's v1
+    CLI is ``eval``), with no ``$PRIME_API_KEY`` needed to resolve it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "PRIME_API_KEY"}
+    argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
+    limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
+    taskset = config["env"]["taskset"]
+    assert (limit, taskset["split"], taskset["data_path"], taskset["num_tasks"]) == (100, "validation", None, None)
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+@legacy_only
+def test_readme_legacy_command_resolves_the_alias_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's 0.3.x command, parsed and resolved by the legacy ``vf-eval``'s own ``main`` from the repository
+    root, reaches ``arcee/trinity-mini`` on Prime Inference through ``configs/endpoints.toml``; only the final
+    ``run_evaluations`` is replaced by a recorder, so no request is made."""
+    import verifiers.legacy.scripts.eval as legacy_eval
+
+    recorded: list[Any] = []
+
+    async def record(run_config: Any, **_: Any) -> None:
+        recorded.append(run_config)
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("PRIME_API_KEY", raising=False)
+    monkeypatch.setattr(legacy_eval, "run_evaluations", record)
+    legacy_eval.main([*shlex.split(README_LEGACY_COMMAND)[1:], "--disable-tui"])
+    (run_config,) = recorded
+    (config,) = run_config.evals
+    client = config.client_config
+    assert (config.model, client.api_base_url, client.api_key_var) == PRIME_INFERENCE
+    assert (config.env_id, config.endpoint_id, config.env_args) == ("drugprot", "trinity-mini", {})
+    assert (config.num_examples, config.rollouts_per_example, config.save_results) == (100, 1, True)
+
+
 # ---------------------------------------------------------------------------------------------- prime-rl
 
 
@@ -801,7 +947,7 @@ RESOLVED = {
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
-    from drugprot.taskset import DrugprotEnvConfig
+    from drugprot.envs.taskset import DrugprotEnvConfig
 
     cfg = rl_cli(rl_config, path)
     rel = str(path.relative_to(ROOT))
@@ -879,6 +1025,13 @@ def test_prime_rl_resolves_extraction_on_the_8_gpu_node(rl_config: Any) -> None:
 def test_prime_rl_wandb_flag(rl_config: Any) -> None:
     cfg = rl_cli(rl_config, ROOT / BASE, "--monitors.wandb.project", "drugprot")
     assert (cfg.trainer.monitors.wandb.project, cfg.orchestrator.monitors.wandb.project) == ("drugprot",) * 2
+
+
+def test_prime_rl_default_lora_targets(rl_config: Any) -> None:
+    """With ``target_modules`` unset, prime-rl falls back to the default this file names."""
+    config = load_run(ROOT / BASE)
+    del config["trainer"]["model"]["lora"]["target_modules"]
+    assert rl_config.model_validate(config).trainer.model.lora.target_modules == PRIME_RL_DEFAULT_TARGETS
 
 
 def _runtime_from_drugprot_seat(c: Any) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from drugprot import labels
+from drugprot.core import labels
 
 from .conftest import FIXTURE_JSONL
 
@@ -68,8 +68,8 @@ def test_readme_documents_every_knob_with_its_default() -> None:
 
     import verifiers.v1 as vf
 
-    from drugprot.legacy import load_environment
-    from drugprot.taskset import DrugprotConfig
+    from drugprot.envs.legacy import load_environment
+    from drugprot.envs.taskset import DrugprotConfig
 
     base = set(vf.TasksetConfig.model_fields)
     expected = {name: str(field.default) for name, field in DrugprotConfig.model_fields.items() if name not in base}
@@ -170,12 +170,12 @@ def test_sdist_and_wheel_contents(dist: Path) -> None:
                                           .decode("utf-8"))  # fmt: skip
         entry_points = whl.read(f"drugprot-{PYPROJECT['project']['version']}.dist-info/entry_points.txt").decode()
     assert _sources() <= names
-    assert {"drugprot/legacy.py", "drugprot/taskset.py", "drugprot/__init__.py"} <= names
+    assert {"drugprot/envs/legacy.py", "drugprot/envs/taskset.py", "drugprot/__init__.py"} <= names
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "outputs/"))]
     requires = metadata.get_all("Requires-Dist") or []
     assert "verifiers<0.5,>=0.3.1.dev59" in requires
     assert metadata["Name"] == "drugprot" and metadata["Description-Content-Type"] == "text/markdown"
-    assert "drugprot = drugprot.cli:main" in entry_points
+    assert "drugprot = drugprot.tools.cli:main" in entry_points
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
     assert {"pyproject.toml", "README.md", "PKG-INFO"} | _sources() <= members
@@ -196,8 +196,8 @@ CLEAN_VENV_CHECK = r"""
 import importlib, json, pkgutil, sys
 import drugprot, verifiers
 from drugprot import DrugprotEnv, DrugprotTaskset, load_environment
-from drugprot.legacy import LegacyVerifiersUnavailable
-from drugprot.taskset import DrugprotConfig
+from drugprot.envs.legacy import LegacyVerifiersUnavailable
+from drugprot.envs.taskset import DrugprotConfig
 
 fixture = sys.argv[1]
 failed = {}

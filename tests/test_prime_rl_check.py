@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from drugprot.labels import letter_of, options
-from drugprot.scoring import DEFAULT_WEIGHTS, score_reply
+from drugprot.core.labels import letter_of, options
+from drugprot.core.scoring import DEFAULT_WEIGHTS, score_reply
 
 ROOT = Path(__file__).resolve().parents[1]
 

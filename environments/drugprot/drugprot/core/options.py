@@ -1,0 +1,191 @@
+"""The environment's knobs: one table (``KNOBS``) and the one place their values are validated (``TaskOptions``).
+
+Both adapters expose the same knobs under the same names and defaults: the v1 ``DrugprotConfig`` fields
+(``--env.taskset.<knob>``) and the v0 ``load_environment`` keyword arguments (``-a '{...}'``); the README's knob
+table lists them. ``tests/envs/test_knobs.py`` checks all three against ``KNOBS``. Each adapter turns its
+values into ``TaskOptions`` with ``TaskOptions.from_knobs``; a bad value raises ``DrugprotConfigError``
+naming the knob, whichever stack it came through.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from drugprot.core.errors import DrugprotConfigError
+from drugprot.core.scoring import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
+from drugprot.core.sources import SPLITS, hub_source
+
+Mode = Literal["pair", "extraction"]
+MODES: tuple[str, ...] = ("pair", "extraction")
+Negatives = int | Literal["all"]
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One user-facing knob: its name, default and one-line meaning, and which stacks expose it."""
+
+    name: str
+    default: Any
+    help: str
+    stacks: tuple[str, ...] = ("v1", "v0")
+    """``v1`` (``DrugprotConfig`` field), ``v0`` (``load_environment`` keyword argument)."""
+    selects: bool = True
+    """False for a knob that is only recorded with the run (``data_label``): it is not a task option."""
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("split", "validation", "the split to evaluate: `train` (3,500 abstracts) or `validation` (750)"),
+    Knob("data_path", None, "local parquet/jsonl/json file or BioCreative TSV directory; unset: the hub"),
+    Knob("revision", None, "hub dataset revision (commit sha, branch or tag); unset: its default branch"),
+    Knob("num_tasks", None, "keep the first N tasks (after shuffling); unset keeps the whole split"),
+    Knob("shuffle", False, "shuffle the tasks deterministically with `seed`"),
+    Knob("seed", 0, "seed of the shuffle and of negative sampling"),
+    Knob(weight_knob("accuracy"), DEFAULT_WEIGHTS.accuracy, "weight of the `accuracy` reward"),
+    Knob(weight_knob("format"), DEFAULT_WEIGHTS.format, "weight of the `format` reward"),
+    Knob("mark_entities", True, "mark the pair's two mentions with <chemical>/<gene> tags"),
+    Knob("negatives", 0, "NO-RELATION candidates: 0, k per gold pair, or `all` same-sentence pairs"),
+    Knob("mode", "pair", "`pair`: one task per chemical-gene pair; `extraction`: one task per abstract"),
+    Knob("data_label", None, "how reports name the data; selects nothing", selects=False),
+    Knob("train_split", "train", "legacy only: the split of the env's training dataset", stacks=("v0",)),
+)
+"""Every knob, in the order the adapters and the README list them."""
+
+
+def knob_names(stack: str) -> tuple[str, ...]:
+    """The knobs ``stack`` (``v1`` or ``v0``) exposes, in table order."""
+    return tuple(k.name for k in KNOBS if stack in k.stacks)
+
+
+def parse_negatives(value: object) -> Negatives:
+    """Normalise the ``negatives`` knob (an int, a digit string, or ``"all"``).
+
+    Raises:
+        DrugprotConfigError: anything else, with the accepted forms in the message.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "all":
+            return "all"
+        if text.isascii() and text.isdigit():
+            return int(text)
+    raise DrugprotConfigError(f"negatives must be a non-negative integer or 'all', got {value!r}", knob="negatives")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _positive_int_or_none(knob: str, value: object, unset: str) -> None:
+    if value is not None and (not _is_int(value) or value < 1):  # type: ignore[operator]
+        raise DrugprotConfigError(f"{knob} must be a positive integer, or unset for {unset}; got {value!r}", knob=knob)
+
+
+@dataclass(frozen=True)
+class TaskOptions:
+    """The validated values of every knob that selects or renders tasks (``KNOBS`` with ``selects``)."""
+
+    split: str = "validation"
+    data_path: str | None = None
+    revision: str | None = None
+    """Git revision of the hub dataset (commit sha, branch or tag); None is its default branch, which can
+    move: pinning a commit sha is what makes a hub run reproducible. Only without ``data_path``."""
+    num_tasks: int | None = None
+    """Keep the first N tasks (after shuffling); None keeps the whole split."""
+    shuffle: bool = False
+    seed: int = 0
+    """Seeds the shuffle and the negative sampling."""
+    negatives: Negatives = 0
+    """Normalised: an int or ``"all"`` (``parse_negatives``); every reader takes it from here."""
+    mark_entities: bool = True
+    weights: Weights = field(default_factory=Weights)
+    """The reward weights (``accuracy_weight``, ``format_weight``)."""
+    mode: Mode = "pair"
+    """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract
+    (``drugprot.core.extraction``)."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise DrugprotConfigError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}", knob="mode")
+        if self.split not in SPLITS:
+            raise DrugprotConfigError(
+                f"unknown split {self.split!r}; expected one of {', '.join(SPLITS)}", knob="split"
+            )
+        if self.data_path is not None and (not isinstance(self.data_path, str) or not self.data_path.strip()):
+            raise DrugprotConfigError(
+                f"data_path must be a file or directory path, or unset for the hub; got {self.data_path!r}",
+                knob="data_path",
+            )
+        if self.revision is not None and (not isinstance(self.revision, str) or not self.revision.strip()):
+            raise DrugprotConfigError(
+                f"revision must be a commit sha, branch or tag of the hub dataset, or unset for its default "
+                f"branch; got {self.revision!r}",
+                knob="revision",
+            )
+        if self.revision is not None and self.data_path is not None:
+            raise DrugprotConfigError(
+                f"revision {self.revision!r} selects a version of the hub dataset, but data_path "
+                f"{self.data_path!r} loads local data; unset one of them (a local file is versioned by its "
+                "contents)",
+                knob="revision",
+            )
+        _positive_int_or_none("num_tasks", self.num_tasks, "the whole split")
+        if not _is_int(self.seed):
+            raise DrugprotConfigError(f"seed must be an integer, got {self.seed!r}", knob="seed")
+        for knob in ("shuffle", "mark_entities"):
+            if not isinstance(getattr(self, knob), bool):
+                raise DrugprotConfigError(f"{knob} must be true or false, got {getattr(self, knob)!r}", knob=knob)
+        for reward in REWARD_NAMES:
+            value = getattr(self.weights, reward)
+            if not _is_number(value) or not math.isfinite(value):
+                raise DrugprotConfigError(
+                    f"{weight_knob(reward)} must be a finite number, got {value!r}", knob=weight_knob(reward)
+                )
+        object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
+        if self.mode == "extraction" and self.negatives != 0:
+            raise DrugprotConfigError(
+                "negatives is a pair-mode knob: extraction mode asks for every relation of an abstract, so every "
+                f"same-sentence pair is already a candidate; leave negatives at 0 (got {self.negatives!r})",
+                knob="negatives",
+            )
+        if self.mode == "extraction" and not self.mark_entities:
+            raise DrugprotConfigError(
+                "extraction mode needs mark_entities=true: the answer cites the marked mention ids",
+                knob="mark_entities",
+            )
+
+    @property
+    def with_no_relation(self) -> bool:
+        """Whether ``N. NO-RELATION`` is an option (pair mode with negative candidates)."""
+        return self.negatives != 0
+
+    @property
+    def source(self) -> str:
+        """What the options load, for messages: the data path, or the hub dataset and split."""
+        return self.data_path if self.data_path is not None else hub_source(self.split, self.revision)
+
+    @classmethod
+    def from_knobs(cls, knobs: Mapping[str, Any]) -> TaskOptions:
+        """Options from knob values by name (any subset of ``KNOBS``; the rest keep their defaults).
+
+        Knobs that select nothing (``data_label``) and adapter-only knobs (``train_split``) are accepted and
+        ignored here: the adapter that has them reads them itself.
+
+        Raises:
+            DrugprotConfigError: an unknown knob name, or a knob with a value the environment cannot use.
+        """
+        known = {k.name: k for k in KNOBS}
+        unknown = sorted(set(knobs) - set(known))
+        if unknown:
+            raise DrugprotConfigError(f"unknown knob {unknown[0]!r}; the knobs are {', '.join(known)}", knob=unknown[0])
+        values = {name: value for name, value in knobs.items() if known[name].selects and name != "train_split"}
+        weights = {reward: values.pop(weight_knob(reward)) for reward in REWARD_NAMES if weight_knob(reward) in values}
+        return cls(**values, weights=Weights(**{r: weights.get(r, DEFAULT_WEIGHTS.of(r)) for r in REWARD_NAMES}))
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

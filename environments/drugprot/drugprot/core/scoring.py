@@ -1,0 +1,343 @@
+"""The reward: accuracy (the reply names one of the pair's gold types) plus a small format term.
+
+This is the one place rewards are computed; the verifiers v1 taskset and the v0 rubric both call
+``score_task_reply`` (``score_reply`` through ``SCORES``, so the signals of one rollout share one parse) and take their
+weights from ``Weights``: the defaults from ``DEFAULT_WEIGHTS``, a run's from the knobs named by
+``weight_knob`` (folded into verifiers' ``task.rewards`` on the v1 stack, the rubric's weights on v0).
+The reply rules, and why an answer counts only after completed reasoning, are in ``drugprot.core.parsing``.
+
+Extraction mode (one task per abstract, ``drugprot.core.extraction``) is scored here too: ``score_extraction``
+(through ``EXTRACTION_SCORES``) gives the per-document F1 over (chemical, gene, type) triples and the same
+format term, with the same ``Weights``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Final, Generic, TypeVar
+
+from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
+from drugprot.core.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
+from drugprot.core.labels import by_letter
+from drugprot.core.metrics import prf
+from drugprot.core.parsing import ParsedReply, parse_reply
+
+SCORER_VERSION = "2"
+"""Version of the reply rules and the reward (``drugprot.core.parsing`` and this module), recorded in every rollout
+(``drugprot.core.versions``) and printed by ``drugprot report``. Bump it (a new integer) whenever a change makes
+some reply parse or score differently: a reward, letter, label or reason. Version 2: an answer counts only
+after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which replaced version 1's
+``unterminated_think`` and ``no_reasoning``). ``tests/core/test_versions.py`` pins a digest of the scores of a table
+of replies per version and fails until the bump is made."""
+
+SCORING_ERROR = "scoring_error"
+INFO_KEY = "drugprot"
+"""Where both adapters store ``Score.as_info()`` (v1 ``trace.info``, v0 ``state['info']``) for the report."""
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Reward weights: ``reward = accuracy * accuracy_weight + format * format_weight``."""
+
+    accuracy: float = 1.0
+    format: float = 0.1
+
+    def of(self, reward: str) -> float:
+        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`).
+
+        Raises:
+            DrugprotLookupError: no reward has that name (a ``KeyError``).
+        """
+        if reward not in REWARD_NAMES:
+            raise DrugprotLookupError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
+        return float(getattr(self, reward))
+
+
+DEFAULT_WEIGHTS: Final = Weights()
+REWARD_NAMES: Final = tuple(f.name for f in fields(Weights))
+"""The weighted rewards by name, in order: the v1 ``@vf.reward`` methods and the v0 rubric functions."""
+
+
+def weight_knob(reward: str) -> str:
+    """The knob that sets a reward's weight (``--env.taskset.<knob>``, ``load_environment(<knob>=...)``)."""
+    return f"{reward}_weight"
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A scored reply: the two reward terms and what the report needs to explain them."""
+
+    accuracy: float
+    format: float
+    letter: str | None
+    """The predicted option letter, None when the reply gave no valid answer."""
+    label: str | None
+    """The predicted official name (``NO-RELATION`` for N), None when invalid."""
+    invalid_reason: str | None
+    format_reason: str | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the reply gave a valid option letter."""
+        return self.letter is not None
+
+    def reward(self, weights: Weights | None = None) -> float:
+        weights = weights or DEFAULT_WEIGHTS
+        return self.accuracy * weights.accuracy + self.format * weights.format
+
+    def as_info(self) -> dict[str, str | None]:
+        """JSON-ready record of the prediction, stored on traces for ``drugprot report``."""
+        return {
+            "letter": self.letter,
+            "label": self.label,
+            "invalid_reason": self.invalid_reason,
+            "format_reason": self.format_reason,
+        }
+
+
+def score_parsed(
+    parsed: ParsedReply, gold_labels: tuple[str, ...] | list[str], *, with_no_relation: bool = False
+) -> Score:
+    """Score an already-parsed reply against the pair's gold label names."""
+    label = by_letter(with_no_relation)[parsed.letter].name if parsed.letter is not None else None
+    format_reason = parsed.format_reason  # a property: computed once, not twice
+    return Score(
+        accuracy=1.0 if label is not None and label in gold_labels else 0.0,
+        format=1.0 if format_reason is None else 0.0,
+        letter=parsed.letter,
+        label=label,
+        invalid_reason=parsed.invalid_reason,
+        format_reason=format_reason,
+    )
+
+
+def score_reply(
+    content: str | None,
+    reasoning: str | None,
+    gold_labels: tuple[str, ...] | list[str],
+    *,
+    with_no_relation: bool = False,
+) -> Score:
+    """Parse and score one reply. Never raises: an unexpected failure is a zero score with its reason."""
+    try:
+        parsed = parse_reply(content, reasoning, with_no_relation=with_no_relation)
+        return score_parsed(parsed, gold_labels, with_no_relation=with_no_relation)
+    except Exception as exc:  # a scorer bug must not lose the rollout: record it instead
+        return Score(0.0, 0.0, None, None, f"{SCORING_ERROR}: {type(exc).__name__}: {exc}", SCORING_ERROR)
+
+
+def _frame(digest: hashlib.blake2b, text: str | None) -> None:
+    """Feed ``text`` to ``digest`` so that None, "" and every string hash apart (length-prefixed)."""
+    if text is None:
+        digest.update(b"\x00")
+        return
+    data = text.encode("utf-8", "surrogatepass")
+    digest.update(b"\x01" + len(data).to_bytes(8, "little"))
+    digest.update(data)
+
+
+def reply_key(content: str | None, reasoning: str | None, gold_labels: Sequence[str], with_no_relation: bool) -> bytes:
+    """A 16-byte digest of everything a score depends on (BLAKE2b: collisions are not a practical concern)."""
+    digest = hashlib.blake2b(digest_size=16)
+    _frame(digest, content)
+    _frame(digest, reasoning)
+    for label in gold_labels:
+        _frame(digest, label)
+    digest.update(b"\x01" if with_no_relation else b"\x00")
+    return digest.digest()
+
+
+T = TypeVar("T")
+
+
+class _DigestCache(Generic[T]):  # noqa: UP046 (the package supports Python 3.11)
+    """An LRU memo keyed on 16-byte reply digests, shared by both modes' caches: least recently used first out,
+    thread-safe, and never holding the replies themselves, so memory stays at ``size`` small entries."""
+
+    def __init__(self, size: int = 4096) -> None:
+        if size < 1:
+            raise DrugprotArgumentError(f"{type(self).__name__} size must be at least 1, got {size}")
+        self.size = size
+        self._entries: OrderedDict[bytes, T] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _through(self, key: bytes, compute: Callable[[], T]) -> T:
+        """The entry for ``key``, computed (outside the lock) and stored on a miss."""
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        value = compute()
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+
+class ScoreCache(_DigestCache[Score]):
+    """``score_reply`` memoised on a digest of the reply, least recently used first out.
+
+    The adapters score each rollout several times (accuracy, format, answered); this makes that one
+    parse. Keys are 16-byte digests, never the replies themselves, so memory stays at ``size`` small
+    entries (a few hundred bytes each) however long the replies are.
+    """
+
+    def score(
+        self,
+        content: str | None,
+        reasoning: str | None,
+        gold_labels: Sequence[str],
+        *,
+        with_no_relation: bool = False,
+    ) -> Score:
+        """``score_reply(content, reasoning, gold_labels, with_no_relation=...)``, from the cache when seen."""
+
+        def compute() -> Score:
+            return score_reply(content, reasoning, tuple(gold_labels), with_no_relation=with_no_relation)
+
+        try:
+            key = reply_key(content, reasoning, gold_labels, with_no_relation)
+        except (AttributeError, TypeError):  # not text: no cache, and score_reply records why it scores 0
+            return compute()
+        return self._through(key, compute)
+
+
+SCORES = ScoreCache()
+"""The process-wide cache both adapters score through."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Extraction mode (``mode="extraction"``, one task per abstract; see ``drugprot.core.extraction``)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionScore:
+    """A scored extraction reply: the two reward terms, per-document counts and the rejected lines.
+
+    ``accuracy`` is the document's F1 over (chemical, gene, type) triples with the official matching:
+    ``2TP / (2TP + FP + FN)``; 1 when the gold and the answer are both empty; 0 without an answer, and 0 when
+    the gold is empty and the answer claims any relation (even one that names no mention of the abstract).
+    """
+
+    accuracy: float
+    format: float
+    relations: tuple[tuple[str, str, str], ...]
+    """The predicted triples that were scored, in answer order (None-free, distinct)."""
+    tp: int
+    fp: int
+    fn: int
+    malformed: int
+    unknown_id: int
+    wrong_type: int
+    duplicate: int
+    invalid_reason: str | None
+    format_reason: str | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether a relations block was read (``none`` included)."""
+        return self.invalid_reason is None
+
+    def reward(self, weights: Weights | None = None) -> float:
+        weights = weights or DEFAULT_WEIGHTS
+        return self.accuracy * weights.accuracy + self.format * weights.format
+
+    def as_info(self) -> dict[str, object]:
+        """JSON-ready record of the prediction, stored under ``INFO_KEY`` for ``drugprot report``."""
+        return {
+            "mode": "extraction",
+            "relations": [list(t) for t in self.relations],
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "malformed": self.malformed,
+            "unknown_id": self.unknown_id,
+            "wrong_entity_type": self.wrong_type,
+            "duplicate": self.duplicate,
+            "invalid_reason": self.invalid_reason,
+            "format_reason": self.format_reason,
+        }
+
+
+def score_extraction_parsed(parsed: ParsedExtraction, gold: ExtractionGold) -> ExtractionScore:
+    """Score an already-parsed extraction reply against one abstract's gold."""
+    if parsed.lines is None:
+        return ExtractionScore(0.0, 0.0, (), 0, 0, len(gold.relations), 0, 0, 0, 0, parsed.invalid_reason,
+                               format_reason(parsed, None))  # fmt: skip
+    resolved = resolve(parsed.lines, gold)
+    tp = sum(1 for triple in resolved.relations if triple in gold.relations)
+    fp, fn = len(resolved.relations) - tp, len(gold.relations) - tp
+    # Empty gold: 1 only for an answer that claims nothing (``none``, or no line); otherwise the official F1.
+    accuracy = float(parsed.relation_lines == 0) if not gold.relations else prf(tp, fp, fn)[2]
+    reason = format_reason(parsed, resolved)
+    return ExtractionScore(
+        accuracy=accuracy,
+        format=1.0 if reason is None else 0.0,
+        relations=resolved.relations,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        malformed=parsed.malformed,
+        unknown_id=resolved.unknown_id,
+        wrong_type=resolved.wrong_type,
+        duplicate=resolved.duplicate,
+        invalid_reason=None,
+        format_reason=reason,
+    )
+
+
+def score_extraction(content: str | None, reasoning: str | None, gold: ExtractionGold) -> ExtractionScore:
+    """Parse and score one extraction reply. Never raises: an unexpected failure is a zero score with its reason."""
+    try:
+        return score_extraction_parsed(parse_extraction(content, reasoning), gold)
+    except Exception as exc:  # a scorer bug must not lose the rollout: record it instead
+        reason = f"{SCORING_ERROR}: {type(exc).__name__}: {exc}"
+        return ExtractionScore(0.0, 0.0, (), 0, 0, 0, 0, 0, 0, 0, reason, SCORING_ERROR)
+
+
+class ExtractionScoreCache(_DigestCache[ExtractionScore]):
+    """``score_extraction`` memoised on a digest of the reply and the gold (see ``ScoreCache``)."""
+
+    def score(self, content: str | None, reasoning: str | None, gold: ExtractionGold) -> ExtractionScore:
+        try:
+            digest = hashlib.blake2b(digest_size=16)
+            _frame(digest, content)
+            _frame(digest, reasoning)
+            for part in (sorted(gold.chemicals), sorted(gold.genes), ["\t".join(t) for t in sorted(gold.relations)]):
+                digest.update(b"\x02")
+                for item in part:
+                    _frame(digest, item)
+            key = digest.digest()
+        except (AttributeError, TypeError):  # not text: no cache, and score_extraction records why it scores 0
+            return score_extraction(content, reasoning, gold)
+        return self._through(key, lambda: score_extraction(content, reasoning, gold))
+
+
+EXTRACTION_SCORES = ExtractionScoreCache()
+"""The process-wide extraction cache both adapters score through."""
+
+
+def score_task_reply(
+    content: str | None,
+    reasoning: str | None,
+    *,
+    labels: Sequence[str],
+    with_no_relation: bool,
+    extraction: Mapping[str, Any] | None,
+) -> Score | ExtractionScore:
+    """Score one reply against a task's gold, as both adapters carry it: an extraction task (``extraction``, the
+    ``ExtractionGold.as_record()`` of its abstract) through ``EXTRACTION_SCORES``, a pair task (its gold ``labels``,
+    ``with_no_relation``) through ``SCORES``. Never raises (see ``score_reply`` and ``score_extraction``)."""
+    if extraction is not None:
+        return EXTRACTION_SCORES.score(content, reasoning, ExtractionGold.from_record(extraction))
+    return SCORES.score(content, reasoning, labels, with_no_relation=with_no_relation)

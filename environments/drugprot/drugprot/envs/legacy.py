@@ -1,0 +1,357 @@
+"""DrugProt for the verifiers v0 (legacy) stack: ``load_environment(**kwargs) -> vf.SingleTurnEnv``.
+
+verifiers 0.3.x ships the legacy stack next to v1 (its ``vf-eval`` is the legacy CLI); 0.4.0 removed it.
+This adapter holds no domain logic: datasets come from ``drugprot.core.questions.load_questions`` (the builder
+the v1 taskset uses), parsing from ``drugprot.core.parsing`` and rewards from ``drugprot.core.scoring``.
+
+- Knobs are the v1 ``DrugprotConfig`` fields as keyword arguments (``vf-eval drugprot -a '{...}'``), with
+  the same names, defaults and meaning: ``split`` is the split ``vf-eval`` evaluates (the env's
+  ``eval_dataset``). One extra knob, ``train_split``, picks the env's training ``dataset``.
+- Datasets are builders: ``vf-eval`` builds only the eval split, and only when it starts the run. The
+  whole split is loaded and then ``vf-eval -n`` selects from it (legacy builders take no size).
+  ``load_environment`` itself validates every knob and the eval split's data (``questions.validate_source``:
+  a local file is read and built now, and the builder reuses the result), so a bad knob or bad data fails
+  the call, before ``vf-eval`` starts any rollout.
+- The parser reads the last assistant message's ``content`` *and* ``reasoning_content`` (the legacy
+  OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
+- Rewards ``accuracy`` and ``format`` carry ``TaskOptions.weights`` (the validated ``accuracy_weight`` /
+  ``format_weight``: the one reading of the weights, which the v1 ``DrugprotConfig`` folds into verifiers'
+  ``task.rewards``); ``answered`` is a zero-weight metric. The
+  prediction record (``letter``, ``label``, ``invalid_reason``, ``format_reason``) goes to
+  ``state["info"]["drugprot"]``, with the run's ``versions`` (``drugprot.core.versions``), which the legacy
+  ``results.jsonl`` keeps per rollout as ``info.drugprot`` (the v1 path keeps the same record in
+  ``trace.info["drugprot"]``).
+
+Importing this module never imports verifiers: the legacy names are imported inside ``load_environment``,
+so ``drugprot`` (and the v1 loader, which reads every name in ``drugprot.__all__``) works on 0.4.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import shlex
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from drugprot.core import extraction
+from drugprot.core.errors import DrugprotError
+from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
+from drugprot.core.parsing import parse_reply
+from drugprot.core.prompts import system_prompt
+from drugprot.core.questions import Question, load_questions, validate_source
+from drugprot.core.scoring import DEFAULT_WEIGHTS, INFO_KEY, ExtractionScore, Score, Weights, score_task_reply
+from drugprot.core.versions import VERSIONS_KEY
+from drugprot.core.versions import record as versions_record
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+__all__ = [
+    "DATA_PATH_HINT",
+    "LegacyVerifiersUnavailable",
+    "dataset_row",
+    "last_reply",
+    "make_rubric",
+    "load_environment",
+    "v1_flags",
+]
+
+
+DATA_PATH_HINT = """-a '{"data_path": "{path}"}'"""
+"""How a legacy ``vf-eval`` user passes ``data_path`` (``{path}``: the file); quoted in the hub error."""
+
+
+class LegacyVerifiersUnavailable(DrugprotError, ImportError):
+    """The installed verifiers has no legacy (v0) stack: use the v1 taskset instead."""
+
+
+# ------------------------------------------------------------------------------------------------ rows
+
+
+def dataset_row(question: Question) -> dict[str, Any]:
+    """One legacy dataset row (the one place it is built): the chat prompt (system + user, as the v1 taskset
+    sends it), the gold letters as ``answer`` (comma-separated for a multi-label pair) and the gold record as
+    ``info``. Extraction mode: ``answer`` is the gold answer block, ``info.extraction`` the gold record."""
+    prompt = [
+        {"role": "system", "content": question.system_prompt},
+        {"role": "user", "content": question.prompt},
+    ]
+    if question.gold is not None:
+        return {
+            "prompt": prompt,
+            "answer": extraction.answer_block(sorted(question.gold.relations)),
+            "info": {"key": question.key, "pmid": question.pmid, "extraction": question.gold.as_record()},
+        }
+    assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
+    return {
+        "prompt": prompt,
+        "answer": ",".join(question.answers),
+        "info": {
+            "key": question.key,
+            "pmid": question.pmid,
+            "arg1": question.arg1,
+            "arg2": question.arg2,
+            "labels": list(question.labels),
+            "chemical": question.chemical.text,
+            "gene": question.gene.text,
+            "with_no_relation": question.with_no_relation,
+        },
+    }
+
+
+def _builder(options: TaskOptions) -> Callable[[], Dataset]:
+    """A legacy ``DatasetBuilder``: the split's questions as a ``datasets.Dataset``, built when called."""
+
+    def build() -> Dataset:
+        from datasets import Dataset
+
+        questions = load_questions(options, path_hint=DATA_PATH_HINT)
+        return Dataset.from_list([dataset_row(q) for q in questions])
+
+    return build
+
+
+# ------------------------------------------------------------------------------- parser and rubric
+
+
+def _field(message: Any, name: str) -> Any:
+    """A message field, for the legacy stack's pydantic messages and for plain dicts alike."""
+    return message.get(name) if isinstance(message, Mapping) else getattr(message, name, None)
+
+
+def _text(content: Any) -> str | None:
+    """Message content as text: a string as is, a list of parts as its text parts joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [_field(part, "text") for part in content if _field(part, "type") == "text"]
+        return "".join(p for p in parts if isinstance(p, str))
+    return str(content)
+
+
+def last_reply(completion: Any) -> tuple[str | None, str | None]:
+    """``(content, reasoning_content)`` of the last assistant message of a legacy completion.
+
+    A plain-string completion is all content. ``reasoning_content`` is what the legacy OpenAI client
+    read from the provider's ``reasoning``/``reasoning_content``/``reasoning_details`` field.
+    """
+    if isinstance(completion, str):
+        return completion, None
+    messages = [m for m in completion or [] if _field(m, "role") == "assistant"]
+    if not messages:
+        return None, None
+    reasoning = _field(messages[-1], "reasoning_content")
+    return _text(_field(messages[-1], "content")), reasoning if isinstance(reasoning, str) else None
+
+
+def _score(
+    completion: Any, info: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None
+) -> Score | ExtractionScore:
+    """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``
+    (without ``versions``, a record already there is kept: the parser's format function scores without them)."""
+    info = info if info is not None else {}
+    score = score_task_reply(  # accuracy, format and answered of one rollout share one parse
+        *last_reply(completion),
+        labels=list(info.get("labels") or []),
+        with_no_relation=bool(info.get("with_no_relation", False)),
+        extraction=info.get("extraction"),
+    )
+    if isinstance(info, dict):
+        previous = info.get(INFO_KEY)
+        if versions is not None:
+            kept = dict(versions)
+        else:
+            kept = previous.get(VERSIONS_KEY) if isinstance(previous, Mapping) else None
+        info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: kept}
+    return score
+
+
+@cache
+def _parser_class() -> type:
+    """``DrugprotParser``, a subclass of the legacy ``vf.Parser`` (defined on first use)."""
+    vf = _legacy_verifiers()
+
+    class DrugprotParser(vf.Parser):
+        """The core's think/boxed parsing, seeing ``reasoning_content`` as well as ``content``.
+
+        ``parse``/``parse_answer`` return the option letter, or None for a reply without a valid one. In
+        extraction mode they return the answer block's well-formed lines as ``T3 | T7 | INHIBITOR`` lines
+        (``none`` for the empty answer), or None without a block; the ids are checked only against a row's
+        gold (``info``), which the format function uses when it is given one.
+        """
+
+        def __init__(self, with_no_relation: bool = False, mode: Mode = "pair") -> None:
+            super().__init__()
+            self.with_no_relation = with_no_relation
+            self.mode = mode
+
+        def reply(self, completion: Any) -> tuple[str | None, str | None]:
+            """``(content, reasoning_content)`` of the last assistant message."""
+            return last_reply(completion)
+
+        def _read(self, content: str | None, reasoning: str | None) -> str | None:
+            if self.mode == "extraction":
+                lines = extraction.parse_extraction(content, reasoning).lines
+                return None if lines is None else "\n".join(" | ".join(t) for t in lines) or extraction.NONE_ANSWER
+            return parse_reply(content, reasoning, with_no_relation=self.with_no_relation).letter
+
+        def parse(self, text: str) -> str | None:
+            return self._read(text, None)
+
+        def parse_answer(self, completion: Any) -> str | None:
+            return self._read(*self.reply(completion))
+
+        def get_format_reward_func(self) -> Callable[..., float]:
+            def format_reward_func(completion: Any, info: dict[str, Any] | None = None, **kwargs: Any) -> float:
+                content, reasoning = self.reply(completion)
+                if self.mode == "extraction":
+                    if info is not None and info.get("extraction") is not None:
+                        return _score(completion, info).format
+                    parsed = extraction.parse_extraction(content, reasoning)
+                    return float(extraction.format_reason(parsed, None) is None)
+                return float(parse_reply(content, reasoning, with_no_relation=self.with_no_relation).format_ok)
+
+            return format_reward_func
+
+    return DrugprotParser
+
+
+def _reward_functions(
+    versions: Mapping[str, Any] | None,
+) -> tuple[Callable[..., float], Callable[..., float], Callable[..., float]]:
+    """The rubric's functions; their ``__name__`` is the key in ``state["metrics"]`` and results. Each records
+    the prediction and ``versions`` in the rollout's ``info``."""
+
+    def accuracy(completion: Any, info: dict[str, Any]) -> float:
+        return _score(completion, info, versions).accuracy
+
+    def format(completion: Any, info: dict[str, Any]) -> float:
+        return _score(completion, info, versions).format
+
+    def answered(completion: Any, info: dict[str, Any]) -> float:
+        """1 when the reply gave a valid option letter, or a relations block (a diagnostic, weight 0)."""
+        return float(_score(completion, info, versions).answered)
+
+    return accuracy, format, answered
+
+
+def make_rubric(parser: Any, weights: Weights = DEFAULT_WEIGHTS, versions: Mapping[str, Any] | None = None) -> Any:
+    """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0.
+
+    Each reward function's weight is looked up by its name in ``weights`` (``Weights.of``), as the v1
+    taskset's ``task.rewards`` entries are: one table of weights for both stacks. ``versions``
+    (``drugprot.core.versions.record``) is recorded in every rollout's ``info["drugprot"]``.
+    """
+    vf = _legacy_verifiers()
+    accuracy, format_, answered = _reward_functions(versions)
+    funcs = [accuracy, format_]
+    rubric = vf.Rubric(funcs=funcs, weights=[weights.of(f.__name__) for f in funcs], parser=parser)
+    rubric.add_metric(answered)
+    return rubric
+
+
+# ---------------------------------------------------------------------------------------- loading
+
+
+def _verifiers_version() -> str:
+    try:
+        return version("verifiers")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def v1_flags(**knobs: Any) -> str:
+    """The v1 ``vf-eval`` flags equivalent to legacy ``-a`` knobs (``--env.taskset.<knob> <value>``, shell-quoted)."""
+    return " ".join(f"--env.taskset.{key.replace('_', '-')} {shlex.quote(str(value))}" for key, value in knobs.items())
+
+
+def _unavailable_message(knobs: Mapping[str, Any]) -> str:
+    flags = v1_flags(**knobs) or "--env.taskset.split validation"
+    return (
+        f"drugprot.load_environment() builds the verifiers v0 (legacy) SingleTurnEnv, but verifiers "
+        f"{_verifiers_version()} has no legacy stack (it was removed in verifiers 0.4.0). Use the v1 taskset, "
+        f"which takes the same knobs as --env.taskset.<knob> flags:\n"
+        f"  vf-eval drugprot -m arcee/trinity-mini {flags}\n"
+        f"(or `vf-eval @ configs/eval/trinity-mini.toml`; from Python: drugprot.DrugprotTaskset). "
+        f"For the legacy `vf-eval drugprot -m trinity-mini -a '{{...}}'`, install "
+        f"'verifiers>=0.3.1.dev59,<0.4'."
+    )
+
+
+def _legacy_verifiers(knobs: Mapping[str, Any] | None = None) -> ModuleType:
+    """``verifiers.legacy``, or ``LegacyVerifiersUnavailable`` pointing to the v1 path."""
+    try:
+        spec = importlib.util.find_spec("verifiers.legacy")
+    except ModuleNotFoundError:  # verifiers itself is missing
+        spec = None
+    if spec is None:
+        raise LegacyVerifiersUnavailable(_unavailable_message(knobs or {}))
+    import verifiers.legacy as vf
+
+    return vf
+
+
+def load_environment(
+    split: str = "validation",
+    train_split: str = "train",
+    data_path: str | None = None,
+    revision: str | None = None,
+    num_tasks: int | None = None,
+    shuffle: bool = False,
+    seed: int = 0,
+    accuracy_weight: float = DEFAULT_WEIGHTS.accuracy,
+    format_weight: float = DEFAULT_WEIGHTS.format,
+    mark_entities: bool = True,
+    negatives: Negatives = 0,
+    mode: Mode = "pair",
+    data_label: str | None = None,
+) -> Any:
+    """The DrugProt legacy ``vf.SingleTurnEnv`` (verifiers 0.3.x): ``vf-eval drugprot -a '{...}'``.
+
+    Args:
+        split: the split ``vf-eval`` evaluates (the env's ``eval_dataset``): ``train`` or ``validation``.
+        train_split: the split of the env's training ``dataset`` (legacy trainers).
+        data_path: local parquet/jsonl file or BioCreative TSV directory; unset loads the hub dataset.
+        revision: the hub dataset's revision (commit sha, branch or tag); unset is its default branch. A
+            pinned sha makes the run reproducible. Not with ``data_path``.
+        num_tasks: keep the first N tasks of each split (after shuffling); None keeps all.
+        shuffle: shuffle the tasks deterministically with ``seed``.
+        seed: seed of the shuffle and of negative sampling.
+        accuracy_weight: weight of the ``accuracy`` reward.
+        format_weight: weight of the ``format`` reward.
+        mark_entities: tag the pair's two mentions in the text.
+        negatives: NO-RELATION candidates: 0, k per gold pair, or ``"all"``.
+        mode: ``"pair"`` (one task per chemical-gene pair) or ``"extraction"`` (one task per abstract).
+        data_label: how ``drugprot report`` names the data (kept in the run's ``env_args``); selects nothing.
+
+    Raises:
+        LegacyVerifiersUnavailable: verifiers >= 0.4 (no legacy stack); the message gives the v1 command.
+        DrugprotConfigError: a bad knob (a ``ValueError``; names the knob).
+        DrugprotDataError: the eval split's local data cannot be read, breaks the schema or selects no task.
+        DrugprotHubError: no ``data_path`` while the hub is switched off and nothing is cached.
+    """
+    arguments = dict(locals())  # the keyword arguments by name: the v0 knobs of ``drugprot.core.options.KNOBS``
+    given = {name: arguments[name] for name in knob_names("v0")}
+    defaults = inspect.signature(load_environment).parameters
+    vf = _legacy_verifiers({k: v for k, v in given.items() if k in knob_names("v1") and v != defaults[k].default})
+
+    def options(for_split: str) -> TaskOptions:
+        return TaskOptions.from_knobs(given | {"split": for_split})
+
+    eval_options, train_options = options(split), options(train_split)
+    validate_source(eval_options, path_hint=DATA_PATH_HINT)
+    parser = _parser_class()(with_no_relation=eval_options.with_no_relation, mode=eval_options.mode)
+    extracting = eval_options.mode == "extraction"
+    return vf.SingleTurnEnv(
+        dataset=_builder(train_options),
+        eval_dataset=_builder(eval_options),
+        system_prompt=extraction.system_prompt() if extracting else system_prompt(eval_options.with_no_relation),
+        parser=parser,
+        rubric=make_rubric(
+            parser, eval_options.weights, versions_record(eval_options.data_path, eval_options.revision)
+        ),
+    )

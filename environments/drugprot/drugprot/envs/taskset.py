@@ -1,0 +1,254 @@
+"""DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
+
+Scored by ``drugprot.core.scoring``: accuracy (the boxed letter is one of the pair's gold types) plus a
+small format reward (closed reasoning and exactly one boxed answer). The knobs are ``drugprot.core.options.KNOBS``
+(``DrugprotConfig``'s fields take their defaults and help from it). The reward weights are read once, as the
+validated ``TaskOptions.weights`` (the v0 adapter reads the same value), and reach verifiers through its own
+``task.rewards`` (``fold_weights``). ``DrugprotEnv`` pins drugprot's own
+single-turn chat harness (``drugprot.envs.harness``, in-process) in a ``subprocess`` runtime, so ``vf-eval drugprot``
+needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-program harness instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Any, Final, Literal, Self
+
+import pydantic
+import verifiers.v1 as vf
+
+from drugprot.core._gc import gc_paused
+from drugprot.core.errors import DrugprotConfigError, DrugprotError
+from drugprot.core.extraction import ExtractionGold, answer_block
+from drugprot.core.labels import letter_of
+from drugprot.core.options import KNOBS, Mode, Negatives, TaskOptions, knob_names
+from drugprot.core.questions import Question, load_questions, validate_source
+from drugprot.core.scoring import (
+    DEFAULT_WEIGHTS,
+    INFO_KEY,
+    REWARD_NAMES,
+    ExtractionScore,
+    Score,
+    Weights,
+    score_extraction,
+    score_reply,
+    score_task_reply,
+    weight_knob,
+)
+from drugprot.core.versions import VERSIONS_KEY
+from drugprot.core.versions import record as versions_record
+from drugprot.envs.harness import HARNESS_ID
+
+
+class DrugprotData(vf.TaskData):
+    """What a DrugProt task carries besides its prompts (everything scoring and the report need)."""
+
+    pmid: str
+    """PubMed id of the abstract."""
+    arg1: str = ""
+    """Entity id of the chemical mention (the official TSV's ``Arg1:T#``); pair mode only."""
+    arg2: str = ""
+    """Entity id of the gene/protein mention (``Arg2:T#``); pair mode only."""
+    labels: list[str] = []
+    """Official names of every gold relation type of the pair (``NO-RELATION`` for a negative); pair mode only."""
+    chemical: str = ""
+    """Surface text of the chemical mention; pair mode only."""
+    gene: str = ""
+    """Surface text of the gene mention; pair mode only."""
+    with_no_relation: bool = False
+    """Whether ``N. NO-RELATION`` is an option."""
+    versions: Any = None
+    """What made the task (``drugprot.core.versions.record``, a JSON object; None for a task built by hand), copied into
+    every rollout's info. Typed ``Any`` so that pydantic keeps the one record all tasks of a load share instead of
+    copying it per task."""
+    extraction: dict[str, list[Any]] | None = None
+    """Extraction mode only: the abstract's gold, ``ExtractionGold.as_record()`` (chemical ids, gene ids,
+    gold triples); None in pair mode. One data class for both modes: verifiers rebuilds every task of a
+    taskset from its one data type."""
+
+
+class DrugprotTask(vf.Task[DrugprotData]):
+    @property
+    def key(self) -> str:
+        if self.data.extraction is not None:
+            return self.data.pmid
+        return f"{self.data.pmid}:{self.data.arg1}:{self.data.arg2}"
+
+    def _score(self, trace: vf.Trace) -> Score | ExtractionScore:
+        messages = trace.assistant_messages
+        message = messages[-1] if messages else None
+        score = score_task_reply(  # the accuracy, format and answered signals of one trace share one parse
+            message.content if message else None,
+            message.reasoning_content if message else None,
+            labels=self.data.labels,
+            with_no_relation=self.data.with_no_relation,
+            extraction=self.data.extraction,
+        )
+        trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: self.data.versions}
+        return score
+
+    @vf.stop
+    async def single_turn(self, trace: vf.Trace) -> bool:
+        return trace.num_turns >= 1
+
+    @vf.reward(weight=DEFAULT_WEIGHTS.accuracy)
+    async def accuracy(self, trace: vf.Trace) -> float:
+        return self._score(trace).accuracy
+
+    @vf.reward(weight=DEFAULT_WEIGHTS.format)
+    async def format(self, trace: vf.Trace) -> float:
+        return self._score(trace).format
+
+    @vf.metric
+    async def answered(self, trace: vf.Trace) -> float:
+        """1 when the reply gave a valid option letter (extraction mode: a relations block)."""
+        return float(self._score(trace).answered)
+
+    async def validate(self, runtime: vf.Runtime) -> bool | None:
+        """Model-free gold check: a perfect reply naming the first gold letter scores full marks."""
+        if self.data.extraction is not None:
+            gold = ExtractionGold.from_record(self.data.extraction)
+            found = score_extraction(f"<think>gold</think>{answer_block(sorted(gold.relations))}", None, gold)
+            return found.accuracy == 1.0 and found.format == 1.0
+        reply = f"<think>gold</think>\\boxed{{{letter_of(self.data.labels[0])}}}"
+        score = score_reply(reply, None, self.data.labels, with_no_relation=self.data.with_no_relation)
+        return score.accuracy == 1.0 and score.format == 1.0
+
+
+DATA_PATH_HINT = "--env.taskset.data-path {path}"
+"""How a v1 user passes ``data_path``; quoted in the hub error."""
+
+
+def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> tuple[vf.TaskConfig, Weights]:
+    """Fold the validated knob weights (``TaskOptions.weights``) into verifiers' ``task.rewards``.
+
+    ``weights`` holds the weight knobs' values (``accuracy_weight``, ``format_weight``), ``explicit`` names
+    the knobs the user set. A knob that was set becomes its reward's ``task.rewards.<name>.weight`` (other
+    fields of an existing entry kept); an entry that sets a different weight is a conflict
+    (``DrugprotConfigError``, naming both). A knob left unset takes the entry's weight when there is one, else
+    keeps its value (the default, the ``@vf.reward`` weight). Returns the new task config and the weights the
+    rewards get (pure: ``task`` is not modified).
+    """
+    rewards = dict(task.rewards)
+    effective: dict[str, float] = {}
+    for reward in REWARD_NAMES:
+        knob, value = weight_knob(reward), weights.of(reward)
+        entry = rewards.get(reward)
+        entry_weight = entry.weight if entry is not None else None
+        if knob in explicit:
+            if entry_weight is not None and entry_weight != value:
+                raise DrugprotConfigError(
+                    f"{knob} = {value} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
+                    f"of the {reward} reward; set only one of them (or both to the same value)",
+                    knob=knob,
+                )
+            rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": value})
+            effective[reward] = value
+        else:
+            effective[reward] = entry_weight if entry_weight is not None else value
+    return task.model_copy(update={"rewards": rewards}), Weights(**effective)
+
+
+_KNOBS: Final = {knob.name: knob for knob in KNOBS}
+
+
+def _knob(name: str) -> Any:
+    """The ``DrugprotConfig`` field of knob ``name``: its ``KNOBS`` default and help (``vf-eval --help`` shows it)."""
+    knob = _KNOBS[name]
+    return pydantic.Field(knob.default, description=knob.help)
+
+
+class DrugprotConfig(vf.TasksetConfig):
+    """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``): the ``v1`` entries of ``KNOBS``.
+
+    Each knob field takes its default and description from ``drugprot.core.options.KNOBS``; only its type is
+    declared here. Validating the config validates every knob once (``TaskOptions.from_knobs``), then checks the
+    local data (``questions.validate_source``), so ``vf-eval`` reports a bad knob or bad local data as a config
+    error before it starts a run.
+
+    Reward weights have one route, verifiers' own ``task.rewards``: validation folds the validated
+    ``TaskOptions.weights`` into it (``fold_weights``), so every path that builds tasks from ``task`` scores with
+    them, prime-rl's env-server included (it rebuilds each task from ``task``, not through ``load()``). After
+    validation the two weight knobs read the weights in effect, whichever way they were set. The v0 adapter reads
+    the same ``TaskOptions.weights`` (``drugprot.envs.legacy``).
+    """
+
+    split: Literal["train", "validation"] = _knob("split")
+    data_path: str | None = _knob("data_path")
+    revision: str | None = _knob("revision")
+    num_tasks: int | None = _knob("num_tasks")
+    shuffle: bool = _knob("shuffle")
+    seed: int = _knob("seed")
+    accuracy_weight: float = _knob("accuracy_weight")
+    format_weight: float = _knob("format_weight")
+    mark_entities: bool = _knob("mark_entities")
+    negatives: Negatives = _knob("negatives")
+    mode: Mode = _knob("mode")
+    data_label: str | None = _knob("data_label")
+
+    @pydantic.model_validator(mode="after")
+    def _validate_knobs_weights_and_data(self) -> Self:
+        try:
+            weights = self.options().weights
+            # a new TaskConfig, never an edit of the shared default instance
+            self.task, effective = fold_weights(self.task, weights, self.model_fields_set)
+            for reward in REWARD_NAMES:
+                setattr(self, weight_knob(reward), effective.of(reward))
+            validate_source(self.options(), path_hint=DATA_PATH_HINT)
+        except DrugprotError as exc:
+            if isinstance(exc, ValueError):
+                raise
+            raise ValueError(str(exc)) from exc  # pydantic reports only ValueErrors as validation errors
+        return self
+
+    def weights(self) -> Weights:
+        """The reward weights in effect (the same ``task.rewards`` gives the tasks)."""
+        return self.options().weights
+
+    def options(self) -> TaskOptions:
+        """The validated task options of this config (every ``KNOBS`` entry of the v1 stack)."""
+        return TaskOptions.from_knobs({name: getattr(self, name) for name in knob_names("v1")})
+
+
+def task_data(question: Question, versions: dict[str, Any] | None = None) -> DrugprotData:
+    """The v1 task data of one question (the one place it is built)."""
+    common = {
+        "name": question.key,
+        "prompt": question.prompt,
+        "system_prompt": question.system_prompt,
+        "pmid": question.pmid,
+        "versions": versions,
+    }
+    if question.gold is not None:
+        return DrugprotData(**common, extraction=question.gold.as_record())
+    assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
+    return DrugprotData(
+        **common,
+        arg1=question.arg1,
+        arg2=question.arg2,
+        labels=list(question.labels),
+        chemical=question.chemical.text,
+        gene=question.gene.text,
+        with_no_relation=question.with_no_relation,
+    )
+
+
+class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
+    def load(self) -> list[DrugprotTask]:
+        options = self.config.options()
+        questions = load_questions(options, path_hint=DATA_PATH_HINT)
+        task_config = self.config.task  # the reward weights are in it (DrugprotConfig folds them)
+        versions = versions_record(options.data_path, options.revision)
+        with gc_paused():  # see drugprot.core._gc
+            return [DrugprotTask(task_data(q, versions), task_config) for q in questions]
+
+
+class DrugprotEnvConfig(vf.SingleAgentEnvConfig):
+    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": HARNESS_ID}, runtime={"type": "subprocess"})
+    """One chat turn by drugprot's in-process harness, in a local ``subprocess`` runtime (which the harness
+    does not start anything in). Override with ``--env.agent.*``: ``--env.agent.harness.id null`` runs
+    verifiers' chat program per rollout instead (same requests and traces; needs ``uv``)."""
+
+
+class DrugprotEnv(vf.SingleAgentEnv, vf.Env[DrugprotEnvConfig]):
+    """The single-agent env with DrugProt's pinned seat (see ``DrugprotEnvConfig``)."""

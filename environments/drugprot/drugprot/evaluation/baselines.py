@@ -1,0 +1,259 @@
+"""``drugprot baseline majority|lexical``: model-free baselines, reported exactly like a ``vf-eval`` run.
+
+Two baselines, each answering one label per task (so its report has one rollout per task):
+
+- ``majority``: always the majority class of the setting, INHIBITOR (about 31% of DrugProt relations)
+  for positive-only tasks and NO-RELATION when negatives are offered (same-sentence candidates without a
+  relation outnumber the gold pairs). A constant rule, not fitted to the evaluated data.
+- ``lexical``: keyword cues (``CUES``) in the text between the two mentions, then in a small window around
+  them (``WINDOW`` characters on each side, not crossing a sentence end ". "). Between the mentions, the
+  cue nearest the gene mention wins; outside, the nearest one to the pair, the window after the pair
+  first. No cue: INHIBITOR (positive-only) or NO-RELATION (with negatives). The rule (cue list, order,
+  window) was chosen once by hand on a 350-abstract sample of the DrugProt training split and is fixed.
+
+``lexical_label`` works on any text with two character spans, so the offline demo can run the same
+classifier behind a local OpenAI-compatible server (``drugprot.tools.demo``); ``reply_text`` renders a
+prediction in the think/boxed format the environment expects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+
+from drugprot.core.errors import DrugprotError
+from drugprot.core.labels import NO_RELATION, letter_of
+from drugprot.core.options import TaskOptions, parse_negatives
+from drugprot.core.questions import select_tasks
+from drugprot.core.scoring import INFO_KEY, score_reply
+from drugprot.core.sources import load_documents
+from drugprot.core.tasks import PairTask, build_tasks
+from drugprot.core.versions import VERSIONS_KEY
+from drugprot.core.versions import record as versions_record
+from drugprot.evaluation.decode import rollout_versions
+from drugprot.evaluation.records import GoldPair, Rollout, Run, RunConfig, ScoredAnswer
+from drugprot.evaluation.report import add_output_arguments, emit
+
+BASELINES = ("majority", "lexical")
+MAJORITY = "INHIBITOR"
+"""The most frequent DrugProt relation type (6,538 of 21,035 train+dev relations)."""
+WINDOW = 40
+"""Characters of context the lexical baseline reads before and after the pair."""
+
+CUES: tuple[tuple[str, str], ...] = (
+    (r"antagoni[sz]", "ANTAGONIST"),
+    (r"(?<!ant)agonis", "AGONIST"),
+    (r"inhibit", "INHIBITOR"),
+    (r"substrate|metaboli", "SUBSTRATE"),
+    (r"(?<!in)activat", "ACTIVATOR"),
+    (r"increas|induc|up-?regulat", "INDIRECT-UPREGULATOR"),
+    (r"decreas|reduc|down-?regulat|suppress", "INDIRECT-DOWNREGULATOR"),
+    (r"produc", "PRODUCT-OF"),
+    (r"bind", "DIRECT-REGULATOR"),
+)
+"""(regular expression, label): matched case-insensitively anywhere in a word ("inhibit" finds "inhibitor",
+"inhibited", "inhibition"). ``antagoni[sz]`` and ``(?<!ant)agonis`` keep antagonists out of AGONIST;
+``(?<!in)activat`` keeps "inactivation" out of ACTIVATOR."""
+_CUE = re.compile("|".join(f"(?P<c{i}>{pattern})" for i, (pattern, _) in enumerate(CUES)), re.IGNORECASE)
+
+Span = tuple[int, int]
+
+
+class UnknownBaselineError(DrugprotError, ValueError):
+    """A baseline name that is not one of ``BASELINES``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown baseline {name!r}; expected one of {', '.join(BASELINES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineAnswer:
+    """A baseline's answer (an official name, or NO-RELATION) and why, in one line."""
+
+    label: str
+    rationale: str
+
+
+def fallback_label(with_no_relation: bool) -> str:
+    """The answer when nothing else decides: NO-RELATION if offered, else the majority type."""
+    return NO_RELATION.name if with_no_relation else MAJORITY
+
+
+def majority_prediction(with_no_relation: bool) -> BaselineAnswer:
+    """The ``majority`` baseline's constant answer."""
+    label = fallback_label(with_no_relation)
+    return BaselineAnswer(label, f"the majority class of this setting is {label}")
+
+
+def _cues(text: str) -> list[tuple[int, int, str, str]]:
+    """``(start, end, matched text, label)`` of every cue in ``text``, in order."""
+    found = []
+    for match in _CUE.finditer(text):
+        index = int(next(name for name, value in match.groupdict().items() if value is not None)[1:])
+        found.append((match.start(), match.end(), match.group(0), CUES[index][1]))
+    return found
+
+
+def _window_before(text: str, start: int) -> str:
+    before = text[max(0, start - WINDOW) : start]
+    cut = before.rfind(". ")
+    return before[cut + 2 :] if cut >= 0 else before
+
+
+def _window_after(text: str, end: int) -> str:
+    after = text[end : end + WINDOW]
+    cut = after.find(". ")
+    return after[:cut] if cut >= 0 else after
+
+
+def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bool = False) -> BaselineAnswer:
+    """The ``lexical`` baseline on one mention pair of ``text`` (``[start, end)`` character spans)."""
+    first, second = sorted((chemical, gene))
+    between = text[first[1] : second[0]] if first[1] < second[0] else ""
+    cues = _cues(between)
+    if cues:
+        # The cue nearest the gene mention: the last one if the gene comes second, else the first.
+        start, _, word, label = cues[-1] if gene == second else cues[0]
+        return BaselineAnswer(label, f'"{word}" between the two mentions suggests {label}')
+    for where, region, nearest in (
+        ("after", _window_after(text, second[1]), 0),
+        ("before", _window_before(text, first[0]), -1),
+    ):
+        cues = _cues(region)
+        if cues:
+            _, _, word, label = cues[nearest]
+            return BaselineAnswer(label, f'"{word}" just {where} the pair suggests {label}')
+    label = fallback_label(with_no_relation)
+    return BaselineAnswer(label, f"no cue word near the pair, so {label}")
+
+
+def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) -> BaselineAnswer:
+    """One baseline's answer for one task.
+
+    Raises:
+        UnknownBaselineError: an unknown baseline name.
+    """
+    if baseline == "majority":
+        return majority_prediction(with_no_relation)
+    if baseline == "lexical":
+        chemical, gene = (task.chemical.start, task.chemical.end), (task.gene.start, task.gene.end)
+        return lexical_label(task.document.text, chemical, gene, with_no_relation=with_no_relation)
+    raise UnknownBaselineError(baseline)
+
+
+def reply_text(prediction: BaselineAnswer) -> str:
+    """The prediction as a model reply in the environment's format: reasoning, then one boxed letter."""
+    return f"<think>{prediction.rationale}.</think>\n\\boxed{{{letter_of(prediction.label)}}}"
+
+
+def baseline_run(baseline: str, options: TaskOptions) -> Run:
+    """Run one baseline over the tasks ``options`` select; the result reads like a ``vf-eval`` run.
+
+    Each answer is rendered with ``reply_text`` and scored with ``drugprot.core.scoring.score_reply``, as a
+    model's reply would be.
+
+    Raises:
+        DrugprotDataError / DrugprotHubError: from loading the split.
+        UnknownBaselineError: an unknown baseline.
+    """
+    if baseline not in BASELINES:
+        raise UnknownBaselineError(baseline)
+    with_nr = options.with_no_relation
+    documents = load_documents(options.split, options.data_path, path_hint="--data-path", revision=options.revision)
+    tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
+    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
+    rollouts = []
+    for task in tasks:
+        score = score_reply(
+            reply_text(predict(baseline, task, with_no_relation=with_nr)), None, task.labels, with_no_relation=with_nr
+        )
+        pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
+        answer = ScoredAnswer.of(score, rescored=False)
+        rollouts.append(Rollout.of(pair, answer, reward=score.reward(options.weights), versions=versions))
+    source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
+    limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
+    return Run(
+        name=f"baseline {baseline}",
+        path=str(source),
+        source="drugprot baseline, no model",
+        rollouts=rollouts,
+        config=RunConfig(
+            model=f"baseline:{baseline}",
+            split=options.split,
+            data_path=options.data_path,
+            negatives=str(options.negatives),
+            limit=limit,
+        ),
+        lines=len(rollouts),
+        documents=documents,
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "baselines",
+        nargs="+",
+        choices=BASELINES,
+        metavar="BASELINE",
+        help="majority and/or lexical (several: a comparison table)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("train", "validation"),
+        default="validation",
+        help="split to evaluate (default validation; ignored for a single data file)",
+    )
+    parser.add_argument(
+        "--data-path",
+        help="local parquet/jsonl file or BioCreative TSV directory (default: OpenMed/drugprot-parquet from the hub)",
+    )
+    parser.add_argument(
+        "--revision",
+        default=None,
+        help="hub dataset revision (commit sha, branch or tag; default: the hub's default branch)",
+    )
+    parser.add_argument(
+        "--negatives",
+        default="0",
+        help="NO-RELATION candidates: 0 (positive-only), k per gold pair, or all (default 0)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of negative sampling and --shuffle")
+    parser.add_argument("--num-tasks", type=int, default=None, help="keep the first N tasks")
+    parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --seed) first")
+    add_output_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        options = TaskOptions(
+            split=args.split,
+            data_path=args.data_path,
+            num_tasks=args.num_tasks,
+            shuffle=args.shuffle,
+            seed=args.seed,
+            negatives=parse_negatives(args.negatives),
+            revision=args.revision,
+        )
+        runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
+        return emit(runs, args)
+    except (DrugprotError, OSError) as exc:
+        print(f"drugprot baseline: error: {exc}", file=sys.stderr)
+        return 2
+
+
+__all__ = [
+    "BASELINES",
+    "CUES",
+    "MAJORITY",
+    "UnknownBaselineError",
+    "WINDOW",
+    "BaselineAnswer",
+    "baseline_run",
+    "fallback_label",
+    "lexical_label",
+    "majority_prediction",
+    "predict",
+    "reply_text",
+]

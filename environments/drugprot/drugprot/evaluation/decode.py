@@ -1,0 +1,306 @@
+"""One line of a run file as rollouts: the v1 ``traces.jsonl`` episode and the legacy ``results.jsonl`` row."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from drugprot.core.labels import LABEL_ORDER, NO_RELATION
+from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
+from drugprot.core.versions import from_info as versions_from_info
+from drugprot.evaluation.records import ROLLOUT_ERROR, UNKNOWN, GoldPair, Rollout, ScoredAnswer, Skip, Versions
+from drugprot.evaluation.typed_json import (
+    BadRecord,
+    UnidentifiedTask,
+    decode_json,
+    describe,
+    get_count,
+    get_flag,
+    get_number,
+    get_object,
+    get_objects,
+    get_string,
+    shorten,
+    typed,
+)
+
+_KNOWN_LABELS = frozenset(LABEL_ORDER)
+
+
+def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout | Skip]:
+    """The records of one line of a run file: a ``Rollout`` per readable trace, a ``Skip`` per other record.
+
+    Never raises: bad bytes, bad JSON or a field of the wrong type anywhere the report reads is a ``Skip``
+    naming the field. A legacy line is one record; a v1 episode line one record per trace (an episode
+    without traces: one errored rollout when it recorded an error, else one skip).
+    """
+    try:
+        value = decode_json(raw)
+    except BadRecord as exc:
+        return [Skip(file, line, None, str(exc))]
+    if legacy:
+        return [validate_record(value, None, file=file, line=line, trace=None)]
+    if not isinstance(value, dict):
+        return [Skip(file, line, None, f"not an episode: the line is {describe(value)}, expected an object")]
+    traces = value.get("traces")
+    if traces is None and "nodes" in value:  # a bare trace line
+        return [validate_record(value, {}, file=file, line=line, trace=None)]
+    if not isinstance(traces, list):
+        return [Skip(file, line, None, "not an episode (no traces list)")]
+    if not traces:
+        if not value.get("errors"):
+            return [Skip(file, line, None, "episode without traces and without an error")]
+        return [validate_record({"errors": value["errors"]}, value, file=file, line=line, trace=None)]
+    several = len(traces) > 1
+    return [validate_record(t, value, file=file, line=line, trace=i if several else None) for i, t in enumerate(traces)]
+
+
+def validate_record(
+    value: Any, episode: dict[str, Any] | None, *, file: str, line: int, trace: int | None
+) -> Rollout | Skip:
+    """One raw JSON record as a typed ``Rollout``, or a ``Skip`` saying which field is wrong and how.
+
+    ``episode`` is the v1 episode the trace came from (its ``task`` is the fallback of the trace's), or
+    None for a legacy ``results.jsonl`` row. Never raises.
+    """
+    try:
+        return _legacy_rollout(value) if episode is None else _v1_rollout(value, episode)
+    except BadRecord as exc:
+        return Skip(file, line, trace, str(exc), unidentified=exc.unidentified)
+
+
+_IDENTITY = ("pmid", "arg1", "arg2")
+
+
+def _gold_pair(data: dict[str, Any], prefix: str) -> GoldPair:
+    """The pair and gold types of a task record (v1 ``task.data``, legacy ``info``).
+
+    Raises:
+        UnidentifiedTask: pmid, arg1 or arg2 is missing or empty.
+        BadRecord: not a DrugProt task, or a field of the wrong type.
+    """
+    if not any(key in data for key in (*_IDENTITY, "labels")):
+        raise BadRecord(f"not a DrugProt rollout: {prefix} has none of pmid, arg1, arg2, labels")
+    ids = tuple(_identity(data, key, f"{prefix}.{key}") for key in _IDENTITY)
+    with_nr = get_flag(data, "with_no_relation", f"{prefix}.with_no_relation")
+    return GoldPair(ids[0], ids[1], ids[2], _labels(data, f"{prefix}.labels", with_nr), with_nr)
+
+
+def _identity(data: dict[str, Any], key: str, path: str) -> str:
+    """A pmid or mention id: a non-empty string or integer without whitespace or control characters."""
+    value = data.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise UnidentifiedTask(f"task cannot be identified: field {path} is {'missing' if value is None else 'empty'}")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise BadRecord(f"field {path} is {describe(value)}, expected a string or an integer id")
+    text = str(value)
+    if not all(c.isprintable() and not c.isspace() for c in text):
+        raise BadRecord(f"field {path} is {describe(value)}: an id cannot hold whitespace or control characters")
+    return text
+
+
+def _labels(data: dict[str, Any], path: str, with_no_relation: bool) -> tuple[str, ...]:
+    """The pair's gold official names: DrugProt types without repeats, or NO-RELATION alone."""
+    labels = data.get("labels")
+    expected = "expected a non-empty list of DrugProt type names"
+    if not isinstance(labels, list) or not labels:
+        raise BadRecord(f"field {path} is {describe(labels)}, {expected}")
+    for i, label in enumerate(labels):
+        if not isinstance(label, str) or label not in _KNOWN_LABELS:
+            raise BadRecord(f"field {path}[{i}] is {describe(label)}, not a DrugProt type name (or NO-RELATION)")
+    if len(set(labels)) != len(labels):
+        raise BadRecord(f"field {path} lists a type twice: {shorten(', '.join(labels))}")
+    if NO_RELATION.name in labels and (len(labels) > 1 or not with_no_relation):
+        raise BadRecord(f"field {path}: NO-RELATION must be the only label, of a task with with_no_relation true")
+    return tuple(labels)
+
+
+def _record(info: dict[str, Any] | None) -> ScoredAnswer | None:
+    """The answer of the usable prediction record in ``info``.
+
+    None when there is none to trust (missing, of unexpected shape, or a scoring error): the reply is then
+    re-scored, so a malformed record never loses the rollout.
+    """
+    record = info.get(INFO_KEY) if info is not None else None
+    if not isinstance(record, dict) or "label" not in record:
+        return None
+    label, reason, fmt = record.get("label"), record.get("invalid_reason"), record.get("format_reason")
+    if label is not None and not (isinstance(label, str) and label in _KNOWN_LABELS):
+        return None
+    if not all(x is None or isinstance(x, str) for x in (reason, fmt)):
+        return None
+    if label is None and (reason is None or reason.startswith(SCORING_ERROR)):
+        return None
+    return ScoredAnswer(label, None if reason is None else shorten(reason), None if fmt is None else shorten(fmt))
+
+
+def rollout_versions(info: dict[str, Any] | None) -> Versions | None:
+    """The rollout's ``info["drugprot"]["versions"]`` for display (``VERSION_NAMES``), or None without one."""
+    record = versions_from_info(info.get(INFO_KEY) if info is not None else None)
+    if record is None:
+        return None
+    source, revision = record["data_source"], record["data_revision"]
+    if source == "hub":
+        data = f"hub@{shorten(revision, 60)}" if revision else "hub, default branch (unpinned)"
+    else:
+        data = source or UNKNOWN
+    env, prompt, scorer = (shorten(record[k], 40) if record[k] else UNKNOWN for k in ("env", "prompt", "scorer"))
+    return env, prompt, scorer, data
+
+
+def _content(message: dict[str, Any], path: str) -> str | None:
+    """Message content as text: a string, or the text parts of a list of parts joined."""
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadRecord(f"field {path}.content is {describe(content)}, expected a string or a list of parts")
+    parts = get_objects(message, "content", f"{path}.content")
+    texts = [get_string(p, "text", f"{path}.content[{i}].text") for i, p in enumerate(parts) if p.get("type") == "text"]
+    return "".join(t for t in texts if t is not None)
+
+
+def _reply(message: dict[str, Any] | None, path: str) -> tuple[str | None, str | None] | None:
+    """``(content, reasoning_content)`` of an assistant message, or None when there is none."""
+    if message is None:
+        return None
+    return _content(message, path), get_string(message, "reasoning_content", f"{path}.reasoning_content")
+
+
+def _answer(
+    record: ScoredAnswer | None,
+    reply: tuple[str | None, str | None] | None,
+    pair: GoldPair,
+    error: str | None,
+) -> ScoredAnswer:
+    """The record's answer, else the reply re-scored (none when the rollout failed before replying)."""
+    if record is not None:
+        return record
+    if reply is None and error is not None:  # nothing to re-score: the rollout failed before replying
+        reason = f"{ROLLOUT_ERROR}: {error}"
+        return ScoredAnswer(None, reason, reason)
+    content, reasoning = reply if reply is not None else (None, None)
+    score = score_reply(content, reasoning, pair.labels, with_no_relation=pair.with_no_relation)
+    return ScoredAnswer.of(score, rescored=True)
+
+
+def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
+    if not isinstance(trace, dict):
+        raise BadRecord(f"trace is {describe(trace)}, expected an object")
+    task = get_object(trace, "task", "task") or get_object(episode, "task", "episode task")
+    data = get_object(task, "data", "task.data") if task is not None else None
+    if data is None:
+        raise BadRecord("no task.data object: not a DrugProt rollout")
+    pair = _gold_pair(data, "task.data")
+    errors = get_objects(trace, "errors", "errors")
+    types = [get_string(e, "type", f"errors[{i}].type") or "error" for i, e in enumerate(errors)]
+    messages = [get_string(e, "message", f"errors[{i}].message") for i, e in enumerate(errors)]
+    error, message = (shorten(types[-1]), messages[-1]) if errors else (None, None)
+    timed_out = get_flag(trace, "is_timeout", "is_timeout")
+    stop = get_string(trace, "stop_condition", "stop_condition")
+    if error is None and timed_out:  # a stage deadline expired: recorded as a stop, not as an error
+        error = shorten(stop or "timeout")
+    info = get_object(trace, "info", "info")
+    record = None if "TaskError" in types else _record(info)  # a failed scorer's record is not trusted
+    reply = None
+    for i, node in enumerate(get_objects(trace, "nodes", "nodes")):
+        message_obj = get_object(node, "message", f"nodes[{i}].message")
+        sampled = typed(node, "sampled", f"nodes[{i}].sampled", bool, "true or false")
+        if message_obj is not None and message_obj.get("role") == "assistant" and sampled is not False:
+            reply = _reply(message_obj, f"nodes[{i}].message")
+    answer = _answer(record, reply, pair, error)
+    calls = get_objects(trace, "calls", "calls")
+    input_tokens, output_tokens = (
+        get_count(trace, "num_input_tokens", "num_input_tokens"),
+        get_count(trace, "num_output_tokens", "num_output_tokens"),
+    )
+    usages = [(i, u) for i, c in enumerate(calls) if (u := get_object(c, "usage", f"calls[{i}].usage")) is not None]
+    if input_tokens is None and usages:
+        input_tokens = sum(get_count(u, "prompt_tokens", f"calls[{i}].usage.prompt_tokens") or 0 for i, u in usages)
+    if output_tokens is None and usages:
+        output_tokens = sum(
+            get_count(u, "completion_tokens", f"calls[{i}].usage.completion_tokens") or 0 for i, u in usages
+        )
+    finish = get_string(calls[-1], "finish_reason", f"calls[{len(calls) - 1}].finish_reason") if calls else None
+    return Rollout.of(
+        pair,
+        answer,
+        reward=_v1_reward(trace),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        truncated=finish == "length",
+        error=error,
+        error_message=None if message is None else shorten(message, 300),
+        versions=rollout_versions(info),
+    )
+
+
+def _v1_reward(trace: dict[str, Any]) -> float | None:
+    """The trace's reward: its ``reward`` if saved, else the weighted sum of its ``rewards``."""
+    reward = get_number(trace, "reward", "reward")
+    if reward is not None:
+        return reward
+    rewards = get_object(trace, "rewards", "rewards")
+    if not rewards:
+        return None
+    total = 0.0
+    for name, value in rewards.items():
+        path = f"rewards[{shorten(repr(name), 40)}]"
+        if value is None:  # the scorer did not run
+            continue
+        if not isinstance(value, dict):
+            raise BadRecord(f"field {path} is {describe(value)}, expected an object with score and weight")
+        score, weight = get_number(value, "score", f"{path}.score"), get_number(value, "weight", f"{path}.weight")
+        if score is not None:
+            total += score * (1.0 if weight is None else weight)
+    if not math.isfinite(total):
+        raise BadRecord("field rewards: the weighted sum of the rewards is not a finite number")
+    return total
+
+
+def _legacy_rollout(row: Any) -> Rollout:
+    if not isinstance(row, dict):
+        raise BadRecord(f"row is {describe(row)}, expected an object")
+    info = row.get("info")
+    if isinstance(info, str):  # datasets-saved rows carry info as a JSON string
+        try:
+            info = decode_json(info)
+        except BadRecord as exc:
+            raise BadRecord(f"field info is a string that is not JSON: {exc}") from None
+    if not isinstance(info, dict):
+        raise BadRecord(f"field info is {describe(info)}, expected an object: not a DrugProt rollout")
+    pair = _gold_pair(info, "info")
+    completion = row.get("completion")
+    if isinstance(completion, str):
+        reply: tuple[str | None, str | None] | None = (completion, None)
+    else:
+        messages = get_objects(row, "completion", "completion")
+        assistant = [(i, m) for i, m in enumerate(messages) if m.get("role") == "assistant"]
+        reply = _reply(assistant[-1][1], f"completion[{assistant[-1][0]}]") if assistant else None
+    error, message = _legacy_error(row.get("error"))
+    answer = _answer(_record(info), reply, pair, error)
+    usage = get_object(row, "token_usage", "token_usage") or {}
+    return Rollout.of(
+        pair,
+        answer,
+        reward=get_number(row, "reward", "reward"),
+        input_tokens=get_count(usage, "input_tokens", "token_usage.input_tokens"),
+        output_tokens=get_count(usage, "output_tokens", "token_usage.output_tokens"),
+        truncated=get_flag(row, "is_truncated", "is_truncated"),
+        error=error,
+        error_message=message,
+        versions=rollout_versions(info),
+    )
+
+
+def _legacy_error(value: Any) -> tuple[str | None, str | None]:
+    """``(type, message)`` of a legacy row's ``error``: null, a string, or ``{"error": type, "message"}``."""
+    if value is None:
+        return None, None
+    if isinstance(value, str):
+        return (shorten(value), None) if value else (None, None)
+    if not isinstance(value, dict):
+        raise BadRecord(f"field error is {describe(value)}, expected null, a string or an object")
+    kind = get_string(value, "error", "error.error") or get_string(value, "type", "error.type") or "error"
+    message = get_string(value, "message", "error.message")
+    return shorten(kind), None if message is None else shorten(message, 300)

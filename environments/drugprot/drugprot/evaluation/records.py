@@ -1,0 +1,200 @@
+"""The report's records: a rollout (its pair, its scored answer), a skipped record, a run and its saved setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from drugprot.core.errors import DrugprotError
+
+if TYPE_CHECKING:  # annotations only: ``drugprot curves`` imports this module through plots.py
+    from drugprot.core.schema import Document
+    from drugprot.core.scoring import Score
+
+INVALID = "INVALID"
+"""Confusion-matrix column of rollouts without a valid answer."""
+ROLLOUT_ERROR = "rollout_error"
+"""Invalid reason of a rollout that failed before any reply (provider error, timeout ...)."""
+V1_FILE, LEGACY_FILE = "traces.jsonl", "results.jsonl"
+MOSTLY_ERRORED = 0.5
+"""A run is flagged as failed when more than this fraction of its rollouts errored without an answer."""
+EXIT_FAILED_RUN = 3
+"""Exit code of ``drugprot report`` for a flagged run (2: the runs cannot be read; 0: reported)."""
+UNKNOWN = "unknown"
+"""How the report shows a version a run did not record (runs made before ``drugprot.core.versions``)."""
+VERSION_NAMES = ("env", "prompt", "scorer", "data")
+"""The entries of ``run_versions``, as the report names them."""
+
+Versions = tuple[str, str, str, str]
+"""A rollout's env, prompt and scorer versions and its data, as ``VERSION_NAMES`` names them."""
+
+
+class ReportError(DrugprotError, ValueError):
+    """A run cannot be reported (missing files, no DrugProt rollouts, conflicting options)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoldPair:
+    """The task a rollout answered: one chemical-gene mention pair and its gold types."""
+
+    pmid: str
+    arg1: str
+    """Chemical mention id (``T3``)."""
+    arg2: str
+    """Gene mention id."""
+    labels: tuple[str, ...]
+    """Gold official names of the pair (``("NO-RELATION",)`` for a negative)."""
+    with_no_relation: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredAnswer:
+    """What a rollout answered, as the scorer judged it."""
+
+    label: str | None
+    """Predicted official name (``NO-RELATION`` for N); None when the reply gave no valid answer."""
+    invalid_reason: str | None = None
+    format_reason: str | None = None
+    rescored: bool = False
+    """Computed by the report from the reply (no usable ``info["drugprot"]`` record), not read from the run."""
+
+    @classmethod
+    def of(cls, score: Score, *, rescored: bool) -> ScoredAnswer:
+        """The answer ``drugprot.core.scoring`` gave a reply."""
+        return cls(score.label, score.invalid_reason, score.format_reason, rescored)
+
+
+@dataclass(frozen=True, slots=True)
+class Rollout:
+    """One scored reply to one task (a chemical-gene mention pair); built with ``Rollout.of``."""
+
+    pmid: str
+    arg1: str
+    """Chemical mention id (``T3``)."""
+    arg2: str
+    """Gene mention id."""
+    labels: tuple[str, ...]
+    """Gold official names of the pair (``("NO-RELATION",)`` for a negative)."""
+    with_no_relation: bool
+    label: str | None
+    """Predicted official name (``NO-RELATION`` for N); None when the reply gave no valid answer."""
+    invalid_reason: str | None = None
+    format_reason: str | None = None
+    reward: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    truncated: bool = False
+    """The model stopped at its token limit (``finish_reason == "length"``)."""
+    rescored: bool = False
+    """The prediction was re-computed from the reply (no usable ``info["drugprot"]`` record)."""
+    error: str | None = None
+    """Type of the rollout's last recorded error (``ProviderError``, ``TaskError`` ...), or None."""
+    error_message: str | None = None
+    """Its message, shortened."""
+    versions: Versions | None = None
+    """What made the rollout, as ``run_versions`` shows it: env, prompt and scorer versions and the data
+    (``drugprot.core.versions``); None for a rollout recorded without them (an older run)."""
+
+    @classmethod
+    def of(
+        cls,
+        pair: GoldPair,
+        answer: ScoredAnswer,
+        *,
+        reward: float | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        truncated: bool = False,
+        error: str | None = None,
+        error_message: str | None = None,
+        versions: Versions | None = None,
+    ) -> Rollout:
+        """The rollout of ``answer`` to ``pair`` (every reader of a run and every baseline builds it here)."""
+        return cls(
+            pair.pmid,
+            pair.arg1,
+            pair.arg2,
+            pair.labels,
+            pair.with_no_relation,
+            answer.label,
+            answer.invalid_reason,
+            answer.format_reason,
+            reward=reward,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            truncated=truncated,
+            rescored=answer.rescored,
+            error=error,
+            error_message=error_message,
+            versions=versions,
+        )
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.pmid, self.arg1, self.arg2)
+
+    @property
+    def correct(self) -> bool:
+        return self.label is not None and self.label in self.labels
+
+    @property
+    def errored(self) -> bool:
+        """The rollout recorded an error and gave no valid answer: a failure of the run, not of the model."""
+        return self.error is not None and self.label is None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A record (a line, or one trace of an episode line) that gave no rollout, and why."""
+
+    file: str
+    line: int
+    trace: int | None
+    """Index of the trace in an episode line of several traces; None for a whole line."""
+    reason: str
+    unidentified: bool = False
+    """A rollout whose task cannot be identified (no pmid, arg1 or arg2), not a malformed line."""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" + ("" if self.trace is None else f" trace {self.trace}")
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """What the run's saved config says about the setting; None where unknown."""
+
+    model: str | None = None
+    split: str | None = None
+    data_path: str | None = None
+    data_label: str | None = None
+    """How the run names its data (the ``data_label`` knob, e.g. the demo's bundled synthetic sample)."""
+    negatives: str | None = None
+    """``"0"``, ``"k"`` or ``"all"``."""
+    limit: str | None = None
+    """How the tasks were limited (``-n 3``, ``num_tasks=50`` ...); ``""`` when they were not, None if unknown."""
+
+
+@dataclass
+class Run:
+    """The rollouts of one run plus what reading it skipped.
+
+    Every record read is exactly one of: a rollout, a ``corrupt`` skip, an ``unidentified`` skip. A line is
+    one record, except an episode line of several traces, which is one record per trace.
+    """
+
+    name: str
+    path: str
+    source: str
+    rollouts: list[Rollout]
+    config: RunConfig = field(default_factory=RunConfig)
+    lines: int = 0
+    """Non-blank lines read."""
+    corrupt: list[Skip] = field(default_factory=list)
+    """Records that could not be read as a DrugProt rollout (bad JSON, a field of the wrong type ...)."""
+    unidentified: list[Skip] = field(default_factory=list)
+    """Rollouts whose task cannot be identified (empty or missing pmid, arg1 or arg2): counted, not scored."""
+    blank: int = 0
+    """Blank lines (ignored)."""
+    documents: list[Document] | None = None
+    """The evaluated abstracts, when known (baselines); ``--export-gold`` writes their entities."""

@@ -1,0 +1,361 @@
+"""The report as text: one run's report, a comparison of several, the confusion matrix and the intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES
+
+_MAX_EXAMPLES = 10
+"""Skipped records listed in the text report (``--json`` lists every one)."""
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def counts_text(counter: Mapping[str, int]) -> str:
+    return ", ".join(f"{reason} {count}" for reason, count in counter.items()) or "none"
+
+
+def _listed(skips: Sequence[str]) -> list[str]:
+    more = len(skips) - _MAX_EXAMPLES
+    return [f"    {s}" for s in skips[:_MAX_EXAMPLES]] + (
+        [f"    ... and {more} more (--json lists every one)"] * (more > 0)
+    )
+
+
+def _skipped_lines(lines: Mapping[str, Any]) -> list[str]:
+    """What reading skipped: malformed records and rollouts of unidentified tasks, each listed."""
+    if not lines["corrupt"] and not lines["unidentified"]:
+        return []
+    rollouts = lines["records"] - lines["corrupt"] - lines["unidentified"]
+    out = [
+        f"  read {lines['read']} lines, {lines['records']} records: {rollouts} rollouts, {lines['corrupt']} skipped, "
+        f"{lines['unidentified']} of unidentified tasks"
+    ]
+    if lines["corrupt"]:
+        out.append(f"  skipped {lines['corrupt']} records (malformed or not DrugProt):")
+        out += _listed(lines["corrupt_lines"])
+    if lines["unidentified"]:
+        out.append(f"  {lines['unidentified']} rollouts of a task that cannot be identified (counted, not scored):")
+        out += _listed(lines["unidentified_lines"])
+    return out
+
+
+def format_failure(report: Mapping[str, Any]) -> list[str]:
+    """The banner that opens the report of a failed run (most rollouts errored); empty for other runs."""
+    errored = report["errored"]
+    if not errored["failed"]:
+        return []
+    return [
+        f"drugprot report: FAILED RUN {report['run']['name']}: {errored['rollouts']} of {report['n_rollouts']} "
+        f"rollouts ({errored['rate']:.1%}) errored without an answer ({counts_text(errored['types'])})",
+        f"  first error: {errored['example']}",
+        "  The figures below measure the failure, not the model. Check the endpoint, model name and API key "
+        "(or the harness log), then re-run.",
+        "",
+    ]
+
+
+def data_name(run: Mapping[str, Any]) -> str:
+    """How a report names a run's data (``report["run"]``): its ``data_label``, else its data path, else its split."""
+    named = run["data_label"] or run["data_path"]
+    return f"data {named}" if named else f"split {run['split'] or '?'}"
+
+
+def _header(report: Mapping[str, Any]) -> list[str]:
+    run, k = report["run"], report["rollouts_per_task"]
+    per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
+    facts = [
+        f"model {run['model'] or '?'}",
+        data_name(run),
+        f"negatives {report['setting']['negatives'] or '?'}",
+        f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}",
+    ]
+    lines = [
+        f"drugprot report: {run['name']} ({run['source']})",
+        f"  {run['path']}",
+        "  " + " | ".join(facts),
+        "  versions: " + " | ".join(f"{name} {value}" for name, value in _run_versions(report).items()),
+        f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
+        f"  setting: {report['setting']['note']}",
+    ]
+    lines += _skipped_lines(report["lines"])
+    errored = report["errored"]
+    if errored["rollouts"] and not errored["failed"]:
+        lines.append(
+            f"  errored: {errored['rollouts']} of {report['n_rollouts']} rollouts ({errored['rate']:.1%}) recorded an "
+            f"error and gave no answer: {counts_text(errored['types'])}"
+        )
+    if report["rescored"]:
+        lines.append(
+            f"  re-scored {report['rescored']} rollouts from their last assistant message "
+            "(no usable info['drugprot'] record: older run or scoring error)"
+        )
+    return lines
+
+
+def _run_versions(report: Mapping[str, Any]) -> dict[str, str]:
+    """The report's ``run.versions``; all ``unknown`` for a report dict made before they were recorded."""
+    versions = report["run"].get("versions") or {}
+    return {name: versions.get(name) or UNKNOWN for name in VERSION_NAMES}
+
+
+def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> str | None:
+    """The comparison's warning when the runs differ in a version or in their data (None when they do not)."""
+    versions = [_run_versions(report) for report in reports]
+    differ = [name for name in VERSION_NAMES if len({v[name] for v in versions}) > 1]
+    if not differ:
+        return None
+    what = "; ".join(
+        f"{name} " + ", ".join(f"{col} {v[name]}" for col, v in zip(cols, versions, strict=True)) for name in differ
+    )
+    return f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
+
+
+def format_report(report: Mapping[str, Any]) -> str:
+    """The human-readable report of one run."""
+    k = report["rollouts_per_task"]["max"]
+    maj = report["majority"]
+    out = format_failure(report) + _header(report)
+    intervals = report.get("intervals")
+    out += [
+        "",
+        "Accuracy (a reply is right when it names one of the pair's gold types)",
+        *(
+            f"  {name:<27}{pct(value)}{ci}"
+            for name, value, ci in (
+                ("mean over rollouts", report["accuracy"], _ci(intervals, "accuracy")),
+                (f"mean@{k} (per task)", report["mean_at_k"], ""),
+                (f"pass@{k}", report["pass_at_k"], ""),
+                ("majority vote (per task)", report["majority_accuracy"], ""),
+                ("mean reward", report["mean_reward"], ""),
+            )
+        ),
+        "",
+        "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
+        "                              P      R      F1      TP     FP     FN"
+        + ("   F1 95% interval" if _has(intervals) else ""),
+    ]
+    for name, scores, ci in (
+        ("micro, rollouts pooled", report, _ci(intervals, "micro_f1")),
+        ("micro, majority per task", maj, ""),
+    ):
+        c = scores["micro_counts"]
+        out.append(
+            f"  {name:<26}{pct(scores['micro_precision']):>7}{pct(scores['micro_recall']):>7}"
+            f"{pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}{ci}"
+        )
+    supported = sum(1 for c in report["per_class"].values() if c["support"])
+    out += [
+        f"  macro-F1 over the 13 types {pct(report['macro_f1'])}{_ci(intervals, 'macro_f1')}; over the "
+        f"{supported} types with gold support {pct(report['macro_f1_supported'])}",
+        *format_intervals_note(intervals),
+        "",
+        "Per class (rollouts pooled)",
+        f"     {'type':<24}{'P':>7}{'R':>7}{'F1':>7}{'support':>9}{'predicted':>11}",
+    ]
+    rows = list(report["per_class"].items())
+    if report["no_relation"] is not None:
+        rows.append(("NO-RELATION (not scored)", report["no_relation"]))
+    for name, c in rows:
+        p = pct(c["precision"]) if c["predicted"] else "-"
+        r = pct(c["recall"]) if c["support"] else "-"
+        f = pct(c["f1"]) if c["predicted"] or c["support"] else "-"
+        out.append(f"  {c['letter']}  {name:<24}{p:>7}{r:>7}{f:>7}{c['support']:>9}{c['predicted']:>11}")
+    out.append("  (- = undefined: no prediction or no gold of that type; macro-F1 counts it as 0)")
+    out += ["", *format_confusion(report["confusion"]), ""]
+    n = report["n_rollouts"]
+    invalid = round(report["invalid_rate"] * n)
+    reasons, fmt_reasons = counts_text(report["invalid_reasons"]), counts_text(report["format_reasons"])
+    out.append(f"Invalid replies: {invalid} of {n} ({report['invalid_rate']:.1%}): {reasons}")
+    fmt_ok = round(report["format_rate"] * n)
+    out.append(f"Format ok: {fmt_ok} of {n} ({report['format_rate']:.1%}); not ok: {fmt_reasons}")
+    out.append(format_tokens(report["tokens"]))
+    return "\n".join(out)
+
+
+def _has(intervals: Mapping[str, Any] | None) -> bool:
+    return intervals is not None and "unavailable" not in intervals
+
+
+def _ci(intervals: Mapping[str, Any] | None, name: str, *, signed: bool = False) -> str:
+    """``  [low, high]`` of one metric's interval, or "" when there is none."""
+    if intervals is None or "unavailable" in intervals:
+        return ""
+    low, high = intervals[name]["low"], intervals[name]["high"]
+    return f"  [{low:+.3f}, {high:+.3f}]" if signed else f"  [{low:.3f}, {high:.3f}]"
+
+
+def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
+    """What the bracketed intervals are (or why there are none); nothing when they were disabled."""
+    if intervals is None:
+        return []
+    if "unavailable" in intervals:
+        return [f"  no 95% intervals: {intervals['unavailable']}"]
+    return [
+        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of a task together), "
+        f"{intervals['resamples']} resamples of the {intervals['tasks']} tasks, seed {intervals['seed']} "
+        "(--bootstrap N, --seed S; --bootstrap 0: none)"
+    ]
+
+
+def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
+    """The confusion matrix as text: rows gold (first gold type of a multi-label pair), columns predicted.
+
+    Columns are as wide as the widest count or column label plus one space (at least 4), so 4- and 5-digit
+    counts stay aligned under their letters.
+    """
+    columns = [letter_of(name) if name != INVALID else "inv" for name in confusion["columns"]]
+    matrix = confusion["matrix"]
+    totals = [sum(row) for row in matrix]
+    width = 1 + max([3, *(len(c) for c in columns), *(len(str(v)) for row in matrix for v in row)])
+    total_width = max([4, *(len(str(t)) for t in totals)])
+    lines = [
+        "Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
+        "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
+        "      " + "".join(f"{c:>{width}}" for c in columns),
+    ]
+    for name, row, total in zip(confusion["labels"], matrix, totals, strict=True):
+        cells = "".join(f"{(str(v) if v else '.'):>{width}}" for v in row)
+        lines.append(f"  {letter_of(name):<4}{cells}   {total:>{total_width}}  {name}")
+    return lines
+
+
+def format_tokens(tokens: Mapping[str, Any]) -> str:
+    if not tokens["rollouts_with_usage"]:
+        return f"Tokens: no usage recorded; {tokens['truncated']} rollouts stopped at max_tokens"
+    return (
+        f"Tokens per rollout: input {tokens['mean_input']:.1f}, output {tokens['mean_output']:.1f} "
+        f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
+        f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)"
+    )
+
+
+def format_comparison(
+    reports: Sequence[Mapping[str, Any]],
+    task_keys: Sequence[set[tuple[str, str, str]]] | None = None,
+    comparisons: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """Several runs side by side: headline numbers and per-class F1, one column per run.
+
+    ``task_keys`` (each run's task keys) adds a warning when the runs did not evaluate the same tasks.
+    Each run's 95% intervals follow the table; ``comparisons`` (``compare_runs`` of run [1] with each later
+    run, in order) adds the paired comparison of each later run with [1].
+    """
+    cols = [f"[{i}]" for i in range(1, len(reports) + 1)]
+    out = [
+        f"drugprot report: {col} FAILED RUN {r['run']['name']}: {r['errored']['rollouts']} of {r['n_rollouts']} "
+        f"rollouts errored without an answer ({r['errored']['example']}); its figures measure the failure"
+        for col, r in zip(cols, reports, strict=True)
+        if r["failed"]
+    ]
+    out.append("drugprot report: comparison")
+    for col, report in zip(cols, reports, strict=True):
+        run = report["run"]
+        out.append(
+            f"  {col} {run['name']} ({run['model'] or '?'}, {data_name(run)}, negatives "
+            f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}"
+        )
+        lines = report["lines"]
+        if lines["corrupt"] or lines["unidentified"] or report["rescored"]:
+            out.append(
+                f"      skipped {lines['corrupt']} malformed records and {lines['unidentified']} rollouts of "
+                f"unidentified tasks; re-scored {report['rescored']} rollouts"
+            )
+    if task_keys and len({frozenset(keys) for keys in task_keys}) > 1:
+        shared = set.intersection(*(set(keys) for keys in task_keys))
+        out.append(
+            f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
+            f"{len(shared)} shared): compare with care"
+        )
+    note = versions_note(cols, reports)
+    if note is not None:
+        out.append(note)
+    modes = {report["setting"]["mode"] for report in reports}
+    if len(modes) > 1:
+        out.append("  note: positive-only and negatives runs mixed: their micro-F1 measure different things")
+    rows: list[tuple[str, list[str]]] = [
+        ("tasks", [str(r["n_tasks"]) for r in reports]),
+        ("rollouts", [str(r["n_rollouts"]) for r in reports]),
+        ("accuracy", [pct(r["accuracy"]) for r in reports]),
+        ("pass@k", [pct(r["pass_at_k"]) for r in reports]),
+        ("majority accuracy", [pct(r["majority_accuracy"]) for r in reports]),
+        ("micro precision", [pct(r["micro_precision"]) for r in reports]),
+        ("micro recall", [pct(r["micro_recall"]) for r in reports]),
+        ("micro F1", [pct(r["micro_f1"]) for r in reports]),
+        ("micro F1 (majority)", [pct(r["majority"]["micro_f1"]) for r in reports]),
+        ("macro F1 (13 types)", [pct(r["macro_f1"]) for r in reports]),
+        ("invalid rate", [pct(r["invalid_rate"]) for r in reports]),
+        (
+            "mean output tokens",
+            [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None else "-" for r in reports],
+        ),
+        ("comparable w/ official", [str(r["setting"]["comparable_with_official"]).lower() for r in reports]),
+    ]
+    for name in RELATION_NAMES:
+        rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))
+    width = max(len(name) for name, _ in rows) + 2
+    out += ["", " " * (width + 2) + "".join(f"{c:>9}" for c in cols)]
+    out += [f"  {name:<{width}}" + "".join(f"{v:>9}" for v in values) for name, values in rows]
+    out += _comparison_intervals(cols, reports)
+    for col, comparison in zip(cols[1:], comparisons or (), strict=False):
+        out += ["", *format_paired(cols[0], col, comparison)]
+    return "\n".join(out)
+
+
+def _comparison_intervals(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each run's 95% intervals of accuracy, micro-F1 and macro-F1, one line per run."""
+    out: list[str] = []
+    for col, report in zip(cols, reports, strict=True):
+        intervals = report.get("intervals")
+        if intervals is None:
+            continue
+        if "unavailable" in intervals:
+            out.append(f"  {col} no 95% intervals: {intervals['unavailable']}")
+            continue
+        if not out:
+            out += [
+                "",
+                f"{intervals['level']:.0%} intervals ({intervals['method']}, all rollouts of a task together; "
+                f"{intervals['resamples']} resamples, seed {intervals['seed']})",
+            ]
+        out.append(
+            f"  {col} accuracy {pct(report['accuracy'])}{_ci(intervals, 'accuracy')}   micro F1 "
+            f"{pct(report['micro_f1'])}{_ci(intervals, 'micro_f1')}   macro F1 {pct(report['macro_f1'])}"
+            f"{_ci(intervals, 'macro_f1')}"
+        )
+    return out
+
+
+_DELTA_NAMES = {"accuracy": "accuracy", "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
+
+
+def format_paired(first: str, second: str, comparison: Mapping[str, Any]) -> list[str]:
+    """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines."""
+    from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy, which plots never need
+
+    if not comparison["paired"]:
+        return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
+    intervals = comparison["intervals"]
+    out = [f"Paired comparison {second} - {first} over the same {comparison['tasks']} tasks (matched by task key)"]
+    if intervals is not None and "unavailable" not in intervals:
+        out += [
+            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']}, both runs on the same "
+            f"resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
+            *(
+                f"  delta {_DELTA_NAMES[name]:<22}{intervals[name]['estimate']:+.3f}{_ci(intervals, name, signed=True)}"
+                for name in METRICS
+            ),
+        ]
+    elif intervals is not None:
+        out.append(f"  no intervals: {intervals['unavailable']}")
+    f = comparison["flips"]
+    out.append(
+        f"  tasks by majority answer: right in {first} only {f['first_only']}, right in {second} only "
+        f"{f['second_only']}, both {f['both']}, neither {f['neither']}; exact McNemar p = {f['mcnemar_p']:.3g}"
+    )
+    return out

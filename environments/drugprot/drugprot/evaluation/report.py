@@ -1,0 +1,212 @@
+"""``drugprot report RUN_DIR [RUN_DIR ...]``: the DrugProt numbers of ``vf-eval`` runs, not just mean reward.
+
+Reads a run directory written by the verifiers v1 CLI (``traces.jsonl``: one episode per line, each with
+``traces[]``; ``vf-eval`` on 0.4, ``eval`` on 0.3.1) or by the legacy 0.3.x ``vf-eval`` (``results.jsonl``
+plus ``metadata.json``), and reports, per run:
+
+- tasks (one per chemical-gene mention pair) and rollouts;
+- accuracy: mean over rollouts, mean@k (per-task mean, then mean over tasks), pass@k (any rollout right)
+  and majority-vote accuracy (one vote per valid answer; see ``summary.majority_label`` for ties);
+- the official DrugProt metric (``drugprot.core.metrics``): micro P/R/F1 over the 13 relation types, pairs
+  multi-label, NO-RELATION never a scored class, macro-F1, per-class P/R/F1/support, once with every
+  rollout as one prediction for its pair ("rollouts pooled") and once with the majority answer per task
+  (what ``--export-tsv`` writes, so the official scorer can reproduce it);
+- the confusion matrix (text; a PNG with ``--plot``), invalid-reply rate and reasons, format rate, tokens;
+- what made the run (``run_versions``: env, prompt and scorer versions and the data revision recorded in
+  ``info["drugprot"]["versions"]``, ``unknown`` for older runs); a comparison warns when runs differ in them.
+
+The gold set of the micro-F1 is the gold relations of the *evaluated* pairs. What that measures depends on
+the setting, which the report states (``summary.setting_of``): positive-only runs (``negatives=0``) are not
+comparable with BioCreative VII; ``negatives=all`` on a whole split is. ``docs/evaluation.md`` explains
+every number.
+
+A prediction comes from the trace's ``info["drugprot"]`` record (written by the taskset's scorer). A trace
+without one (an older run) or whose scoring failed is re-scored from its last assistant message with
+``drugprot.core.scoring.score_reply``, and the report says how many.
+
+One bad line never stops the report: ``decode.validate_record`` turns each raw JSON record into a typed ``Rollout``
+or a ``Skip`` (line, reason naming the field), so bad JSON, wrong types, non-finite numbers and deep nesting
+are counted and listed, never a traceback. Rollouts whose task cannot be identified are counted apart. A run
+in which most rollouts errored without an answer (``summary.errored_summary``; no API key, no route ...) is flagged
+before any metric and makes the command exit ``EXIT_FAILED_RUN`` unless ``--allow-errors``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from drugprot.core.errors import DrugprotError
+from drugprot.evaluation.compare import compare_runs
+from drugprot.evaluation.export import export_gold, export_tsv
+from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.records import EXIT_FAILED_RUN, MOSTLY_ERRORED, ReportError, Run
+from drugprot.evaluation.render import counts_text, format_comparison, format_report
+from drugprot.evaluation.runs import load_run, run_documents
+from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
+from drugprot.evaluation.summary import summarize
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[str] = ("--bootstrap-seed",)) -> None:
+    """The output options shared by ``drugprot report`` and ``drugprot baseline``.
+
+    ``seed_flags`` names the bootstrap seed option (``drugprot baseline`` has its own ``--seed``).
+    """
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object (several runs: {"runs": [...], "comparisons": [...]}) instead of text',
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=resamples_arg,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"resamples of the tasks for the {LEVEL:.0%}% intervals and the paired comparison "
+        f"(default {DEFAULT_RESAMPLES}; 0: no intervals)",
+    )
+    parser.add_argument(
+        *seed_flags,
+        dest="bootstrap_seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="S",
+        help=f"seed of the bootstrap (default {DEFAULT_SEED}; the same seed gives the same intervals)",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="write the confusion matrix as a PNG: label names, counts in the cells, colour = share of the gold row "
+        "(needs matplotlib)",
+    )
+    parser.add_argument(
+        "--plot-counts", action="store_true", help="colour the --plot confusion matrix by count, not by row share"
+    )
+    parser.add_argument(
+        "--plot-classes",
+        metavar="PATH",
+        help="write per-class precision/recall/F1 bars with gold support as a PNG, one bar per run (needs matplotlib)",
+    )
+    parser.add_argument(
+        "--export-tsv",
+        metavar="PATH",
+        help="write one prediction per task (majority over rollouts) in the official TSV format",
+    )
+    parser.add_argument(
+        "--export-gold",
+        metavar="DIR",
+        help="write the official scorer's gold inputs to DIR: gold_relations.tsv (gold of the "
+        "evaluated pairs), pmids.txt and, when the abstracts are known, entities.tsv",
+    )
+
+
+def resamples_arg(text: str) -> int:
+    """``--bootstrap``'s value: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json); with several, "
+        "each later run is compared with the first (paired when they cover the same tasks)",
+    )
+    add_output_arguments(parser, seed_flags=("--seed", "--bootstrap-seed"))
+    parser.add_argument(
+        "--data-path",
+        help="the run's data file or TSV directory, for --export-gold's entities.tsv "
+        "(default: the data path saved in the run's config)",
+    )
+    parser.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help=f"report a failed run (more than {MOSTLY_ERRORED:.0%}% of its rollouts errored without an answer) with "
+        f"exit status 0 and write its --export-tsv/--export-gold/--plot/--plot-classes files (default: flag it, "
+        f"write no files, "
+        f"exit {EXIT_FAILED_RUN})",
+    )
+    parser.epilog = (
+        f"exit status: 0 reported; 2 a run cannot be read (no run file, no DrugProt rollout, bad options); "
+        f"{EXIT_FAILED_RUN} a run failed: more than {MOSTLY_ERRORED:.0%} of its rollouts errored without an answer "
+        "(e.g. no API key, no route to the endpoint); its report is printed, flagged at the top, and no file is "
+        "written unless --allow-errors. Malformed lines are skipped, counted and listed, never fatal."
+    )
+
+
+def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = False) -> int:
+    """Print the report(s) of ``runs`` and write the requested files; returns the exit code.
+
+    A failed run (``errored_summary``) is flagged at the top of the report; unless ``allow_errors``, no file is
+    written (its predictions would look like a result) and the exit code is ``EXIT_FAILED_RUN``.
+    """
+    if (args.export_tsv or args.export_gold) and len(runs) != 1:
+        raise ReportError("--export-tsv and --export-gold take exactly one run")
+    resamples = getattr(args, "bootstrap", DEFAULT_RESAMPLES)
+    seed = getattr(args, "bootstrap_seed", DEFAULT_SEED)
+    reports = [summarize(run, resamples=resamples, seed=seed) for run in runs]
+    comparisons = [compare_runs(runs[0], other, resamples=resamples, seed=seed) for other in runs[1:]]
+    failed = [report for report in reports if report["failed"]]
+    refused = bool(failed) and not allow_errors
+    written = []
+    if refused:
+        files = [name for name in ("plot", "plot_classes", "export_tsv", "export_gold") if getattr(args, name, None)]
+        if files:
+            written.append(
+                f"not written ({', '.join('--' + f.replace('_', '-') for f in files)}): the run failed; "
+                "pass --allow-errors to write them anyway"
+            )
+    else:
+        if args.plot:
+            plot_confusion(reports, args.plot, normalize=not getattr(args, "plot_counts", False))
+        if getattr(args, "plot_classes", None):
+            plot_classes(reports, args.plot_classes)
+        if args.export_tsv:
+            written.append(f"wrote {export_tsv(runs[0], args.export_tsv)} predictions to {args.export_tsv}")
+        if args.export_gold:
+            documents = run_documents(runs[0], getattr(args, "data_path", None))
+            written.append("wrote " + ", ".join(str(p) for p in export_gold(runs[0], args.export_gold, documents)))
+            if documents is None:
+                written.append("entities.tsv not written: pass --data-path (the run's data file or TSV directory)")
+        if args.plot:
+            written.append(f"wrote the confusion matrix to {args.plot}")
+        if getattr(args, "plot_classes", None):
+            written.append(f"wrote the per-class chart to {args.plot_classes}")
+    if args.json:
+        payload: Any = reports[0] if len(reports) == 1 else {"runs": reports, "comparisons": comparisons}
+        print(json.dumps(payload, indent=2, allow_nan=False))
+    elif len(reports) == 1:
+        print(format_report(reports[0]))
+    else:
+        print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs], comparisons))
+    for report in failed:
+        errored = report["errored"]
+        written.append(
+            f"{report['run']['name']}: FAILED RUN, {errored['rollouts']} of {report['n_rollouts']} rollouts errored "
+            f"without an answer ({counts_text(errored['types'])})"
+            + ("" if allow_errors else f"; exit {EXIT_FAILED_RUN} (--allow-errors reports it with exit 0)")
+        )
+    for line in written:
+        print(line, file=sys.stderr)
+    return EXIT_FAILED_RUN if refused else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return emit([load_run(path) for path in args.runs], args, allow_errors=args.allow_errors)
+    except (DrugprotError, OSError) as exc:
+        print(f"drugprot report: error: {exc}", file=sys.stderr)
+        return 2
+
+
+__all__ = ["add_arguments", "add_output_arguments", "emit", "resamples_arg", "run"]

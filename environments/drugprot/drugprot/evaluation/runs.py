@@ -1,0 +1,168 @@
+"""Finding and loading a run: its ``traces.jsonl``/``results.jsonl``, its saved setting and its abstracts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from drugprot.core.options import parse_negatives
+from drugprot.core.schema import Document
+from drugprot.core.sources import load_documents
+from drugprot.evaluation.decode import read_line
+from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ReportError, Rollout, Run, RunConfig
+from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
+
+
+def find_run_file(path: str | os.PathLike[str]) -> Path:
+    """The ``traces.jsonl`` or ``results.jsonl`` of a run dir (or the file itself).
+
+    A directory holding neither is searched below; exactly one run must be found there.
+
+    Raises:
+        ReportError: the path does not exist, or holds no run or several runs (the message lists them).
+    """
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise ReportError(f"{path}: no such run directory or file")
+    for name in (V1_FILE, LEGACY_FILE):
+        if (path / name).is_file():
+            return path / name
+    found = sorted(p for name in (V1_FILE, LEGACY_FILE) for p in path.rglob(name))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ReportError(f"{path}: no {V1_FILE} (verifiers v1) or {LEGACY_FILE} (legacy vf-eval) in this directory")
+    listing = "\n  ".join(str(p.parent) for p in found)
+    raise ReportError(f"{path} holds {len(found)} runs; pass one (or several) of:\n  {listing}")
+
+
+def load_run(path: str | os.PathLike[str]) -> Run:
+    """Read one run (a run dir, or its ``traces.jsonl``/``results.jsonl``).
+
+    A bad line never stops the reading: it becomes a ``Skip`` with its line number and reason.
+
+    Raises:
+        ReportError: no run file, or no DrugProt rollout in it (the message gives the first skipped records).
+        OSError: the file cannot be read.
+    """
+    file = find_run_file(path)
+    legacy = file.name == LEGACY_FILE or _looks_legacy(file)
+    run = Run(
+        name=file.parent.name,
+        path=str(file.parent),
+        source="legacy vf-eval results.jsonl" if legacy else "verifiers v1 traces.jsonl",
+        rollouts=[],
+        config=_legacy_config(file.parent) if legacy else _v1_config(file.parent),
+    )
+    with file.open("rb") as fh:
+        for line_no, raw in enumerate(fh, 1):
+            if not raw.strip():
+                run.blank += 1
+                continue
+            run.lines += 1
+            for item in read_line(raw, file=file.name, line=line_no, legacy=legacy):
+                if isinstance(item, Rollout):
+                    run.rollouts.append(item)
+                else:
+                    (run.unidentified if item.unidentified else run.corrupt).append(item)
+    if not run.rollouts:
+        skipped = [*run.corrupt, *run.unidentified]
+        detail = "; ".join(str(s) for s in skipped[:3]) or "the file is empty"
+        raise ReportError(f"{file}: no DrugProt rollouts ({run.lines} lines; {detail})")
+    return run
+
+
+def _looks_legacy(file: Path) -> bool:
+    return (file.parent / "metadata.json").is_file() and file.name != V1_FILE
+
+
+# --- the run's saved setting (best effort: a field of an unexpected type is unknown, never an error)
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = decode_json(path.read_bytes())
+    except (OSError, BadRecord):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _config_text(value: Any) -> str | None:
+    """A config string (model, split, data path), or None when missing or not a string."""
+    return shorten(value, 400) if isinstance(value, str) and value else None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _negatives(value: Any) -> str | None:
+    try:
+        return None if value is None else str(parse_negatives(value))
+    except ValueError:
+        return shorten(str(value)) if isinstance(value, str | int | float) else None
+
+
+def _v1_config(run_dir: Path) -> RunConfig:
+    """The setting from ``configs/resolved/eval.json`` (verifiers 0.4 and 0.3.1 layouts)."""
+    config = _json_file(run_dir / "configs" / "resolved" / "eval.json")
+    if not config:
+        return RunConfig()
+    taskset = _mapping(_mapping(config.get("env")).get("taskset"))
+    select = _mapping(config.get("select"))
+
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    limits = []
+    if whole(select.get("limit")):
+        limits.append(f"-n {select['limit']}")
+    if whole(config.get("num_tasks")) and config["num_tasks"] >= 0:  # 0.3.1's -n
+        limits.append(f"-n {config['num_tasks']}")
+    if whole(taskset.get("num_tasks")):
+        limits.append(f"num_tasks={taskset['num_tasks']}")
+    if select.get("skip"):
+        limits.append(f"skip={shorten(str(select['skip']), 20)}")
+    for kind in ("include", "exclude"):
+        if any(_mapping(select.get(kind)).values()):
+            limits.append(f"select.{kind}")
+    return RunConfig(
+        model=_config_text(config.get("model")),
+        split=_config_text(taskset.get("split")),
+        data_path=_config_text(taskset.get("data_path")),
+        data_label=_config_text(taskset.get("data_label")),
+        negatives=_negatives(taskset.get("negatives", 0)),
+        limit=", ".join(limits),
+    )
+
+
+def _legacy_config(run_dir: Path) -> RunConfig:
+    """The setting from a legacy run's ``metadata.json`` (``env_args``, ``num_examples``)."""
+    meta = _json_file(run_dir / "metadata.json")
+    if not meta:
+        return RunConfig()
+    args = _mapping(meta.get("env_args"))
+    num_tasks = args.get("num_tasks")
+    return RunConfig(
+        model=_config_text(meta.get("model")),
+        split=_config_text(args.get("split", "validation")),
+        data_path=_config_text(args.get("data_path")),
+        data_label=_config_text(args.get("data_label")),
+        negatives=_negatives(args.get("negatives", 0)),
+        # The legacy metadata records how many examples ran, not whether -n cut the split short.
+        limit=f"num_tasks={num_tasks}" if isinstance(num_tasks, int) and not isinstance(num_tasks, bool) else None,
+    )
+
+
+def run_documents(run: Run, data_path: str | None = None) -> list[Document] | None:
+    """The run's abstracts: the run's own, else loaded from ``data_path`` or the run's saved local data path.
+
+    None when neither names a local file (the hub is never contacted for this).
+    """
+    if run.documents is not None:
+        return run.documents
+    path = data_path or run.config.data_path
+    return None if path is None else load_documents(run.config.split or "validation", path)

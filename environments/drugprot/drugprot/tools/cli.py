@@ -1,0 +1,50 @@
+"""The ``drugprot`` command: one subcommand per tool, each defined in the module that owns it.
+
+Subcommand modules are imported only when their command runs, so ``drugprot report`` never imports
+torch and ``drugprot --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# subcommand -> (module, one-line help). Each module defines ``add_arguments(parser)`` and ``run(args) -> int``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "report": ("drugprot.evaluation.report", "official micro-F1, per-class table and confusion matrix of vf-eval runs"),
+    "baseline": (
+        "drugprot.evaluation.baselines",
+        "score a model-free baseline (majority, lexical) in the report format",
+    ),
+    "curves": ("drugprot.evaluation.curves", "plot reward, accuracy, format, length and eval curves of prime-rl runs"),
+    "demo": (
+        "drugprot.tools.demo.command",
+        "offline end-to-end demo: a baseline behind a local OpenAI-compatible server",
+    ),
+    "adapter": ("drugprot.tools.adapters.cli", "merge or inspect a prime-rl LoRA adapter of Trinity-Mini"),
+    "predict": ("drugprot.tools.adapters.predict", "answer one abstract/chemical/gene question with a local model"),
+}
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="drugprot", description="DrugProt environment tools.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        if name == wanted:  # import only the module that will run
+            importlib.import_module(module_name).add_arguments(cmd)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
+    module = importlib.import_module(COMMANDS[args.command][0])
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""``drugprot.evaluation.compare``: the paired comparison of two runs over the same tasks."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from drugprot.evaluation.compare import compare_runs, same_tasks
+from drugprot.evaluation.records import GoldPair, Rollout, Run, RunConfig, ScoredAnswer
+from drugprot.evaluation.runs import load_run
+from drugprot.tools.cli import main as cli_main
+from tests.evaluation.traces import (
+    PMID,
+    close,
+    episode,
+    multilabel_run,
+    rollouts_run,
+    second_run,
+    trace,
+    write_run,
+)
+
+
+def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = rollouts_run(tmp_path), second_run(tmp_path)
+    assert cli_main(["report", "--json", "--bootstrap", "400", str(first), str(second)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    [comparison] = payload["comparisons"]
+    assert (comparison["paired"], comparison["tasks"]) == (True, 3)
+    # Majority answers: first run a E (right), b E (wrong: tie E/K goes to E), c A (right);
+    # second run a E (right), b K (right), c D (wrong). So b flipped to right, c to wrong.
+    assert comparison["flips"] == {"first_only": 1, "second_only": 1, "both": 1, "neither": 0, "mcnemar_p": 1.0}
+    delta = comparison["intervals"]
+    # accuracy 5/9 -> 6/9 (a 2, b 3, c 1 of 3); micro-F1 (pooled): first TP 5, FP 3, FN 7 -> 10/20; second
+    # TP 6, FP 3, FN 6 -> 12/21.
+    assert close(delta["accuracy"]["estimate"], Fraction(6, 9) - Fraction(5, 9))
+    assert close(delta["micro_f1"]["estimate"], Fraction(12, 21) - Fraction(10, 20))
+    assert delta["tasks"] == 3 and delta["resamples"] == 400
+    for name in ("accuracy", "micro_f1", "macro_f1"):
+        assert delta[name]["low"] <= delta[name]["estimate"] <= delta[name]["high"]
+    runs = load_run(first), load_run(second)
+    assert compare_runs(*runs, resamples=400, seed=0) == comparison
+
+    assert cli_main(["report", "--bootstrap", "400", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "Paired comparison [2] - [1] over the same 3 tasks (matched by task key)" in out
+    acc = delta["accuracy"]
+    assert f"  delta accuracy              +0.111  [{acc['low']:+.3f}, {acc['high']:+.3f}]" in out
+    assert "tasks by majority answer: right in [1] only 1, right in [2] only 1, both 1, neither 0" in out
+    assert "different tasks" not in out
+
+
+def test_runs_over_different_tasks_get_no_paired_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = multilabel_run(tmp_path), rollouts_run(tmp_path)
+    assert cli_main(["report", "--json", str(first), str(second)]) == 0
+    assert json.loads(capsys.readouterr().out)["comparisons"] == [
+        {"paired": False, "reason": "the runs cover different tasks (7 and 3; 3 shared)"}
+    ]
+    assert cli_main(["report", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "the runs cover different tasks (7, 3; 3 shared): compare with care" in out
+    assert "Paired comparison [2] - [1]: none, the runs cover different tasks (7 and 3; 3 shared)" in out
+    assert "delta" not in out
+
+
+def test_the_same_pairs_in_another_setting_are_not_paired(tmp_path: Path) -> None:
+    positive = write_run(tmp_path / "positive", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))] * 2)
+    negatives = write_run(
+        tmp_path / "negatives",
+        [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR", with_nr=True))] * 2,
+        negatives="all",
+    )
+    comparison = compare_runs(load_run(positive), load_run(negatives), resamples=10, seed=0)
+    assert comparison == {
+        "paired": False,
+        "reason": "1 shared tasks differ in gold labels or in offering NO-RELATION (different settings)",
+    }
+
+
+def run_of(answers: dict[str, str | None], negatives: str | None = "0") -> Run:
+    """A run with one rollout per task ``T<n>`` (gold INHIBITOR), answering ``answers[task]``."""
+    rollouts = [
+        Rollout.of(GoldPair(PMID, arg1, "T99", ("INHIBITOR",), False), ScoredAnswer(label))
+        for arg1, label in answers.items()
+    ]
+    return Run("r", "r", "test", rollouts, config=RunConfig(negatives=negatives))
+
+
+def test_same_tasks_names_what_differs() -> None:
+    base = run_of({"T1": "INHIBITOR", "T2": None})
+    assert same_tasks(base, run_of({"T2": "AGONIST", "T1": None})) is None  # order and answers do not matter
+    assert same_tasks(base, run_of({"T1": "INHIBITOR"})) == "the runs cover different tasks (2 and 1; 1 shared)"
+    assert same_tasks(base, run_of({"T1": None, "T2": None}, "2")) == "different settings (negatives 0 and 2)"
+    assert same_tasks(base, run_of({"T1": None, "T2": None}, None)) is None  # an unknown setting is no difference
+
+
+def test_runs_sharing_one_task_get_flips_but_no_intervals() -> None:
+    first, second = run_of({"T1": "INHIBITOR"}), run_of({"T1": None})
+    assert compare_runs(first, second, resamples=100, seed=0) == {
+        "paired": True,
+        "tasks": 1,
+        "flips": {"first_only": 1, "second_only": 0, "both": 0, "neither": 0, "mcnemar_p": 1.0},
+        "intervals": {"unavailable": "a bootstrap over tasks needs at least 2 tasks; the runs share 1"},
+    }
+    assert compare_runs(first, second, resamples=0, seed=0)["intervals"] is None

@@ -1,0 +1,155 @@
+"""``drugprot.evaluation.render``: the text of one run's report and of a comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from drugprot.evaluation.records import INVALID, VERSION_NAMES
+from drugprot.evaluation.render import format_confusion, format_report
+from drugprot.evaluation.runs import load_run
+from drugprot.evaluation.summary import summarize
+from drugprot.tools.cli import main as cli_main
+from tests.evaluation.traces import (
+    episode,
+    good_line,
+    header_versions,
+    multilabel_run,
+    provider_error,
+    rollouts_run,
+    trace,
+    versioned_run,
+    versions_record,
+    write_run,
+)
+
+
+def test_text_report_names_every_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["report", str(multilabel_run(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    for expected in (
+        "7 tasks, 7 rollouts",
+        "micro, rollouts pooled      0.500  0.286  0.364      2      2      5",
+        "NO-RELATION (not scored)",
+        "Confusion matrix",
+        "Invalid replies: 1 of 7 (14.3%): no_boxed_answer 1",
+        "negatives=all over the whole validation split: comparable",
+    ):
+        assert expected in out
+
+
+def test_half_the_rollouts_errored_is_not_a_failed_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = write_run(tmp_path / "half", [provider_error("T1"), good_line("T5")])
+    assert cli_main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("drugprot report: half (verifiers v1 traces.jsonl)\n")
+    assert "  errored: 1 of 2 rollouts (50.0%) recorded an error and gave no answer: ProviderError 1\n" in out
+
+
+def test_a_comparison_flags_the_failed_run_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = write_run(tmp_path / "nokey", [provider_error("T1")])
+    assert cli_main(["report", str(multilabel_run(tmp_path)), str(failed)]) == 3
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        "drugprot report: [2] FAILED RUN nokey: 1 of 1 rollouts errored without an answer (ProviderError: upstream "
+        "401: missing API key); its figures measure the failure",
+        "drugprot report: comparison",
+    ]
+
+
+def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = multilabel_run(tmp_path), rollouts_run(tmp_path)
+    assert cli_main(["report", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "[1] multilabel" in out and "[2] rollouts" in out
+    assert "the runs cover different tasks (7, 3; 3 shared)" in out
+    assert "positive-only and negatives runs mixed" in out
+    assert "  micro F1                         0.364    0.500" in out
+    assert "  accuracy                         0.429    0.556" in out
+    assert cli_main(["report", "--json", str(first), str(second)]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["n_rollouts"] for r in runs] == [7, 9]
+    assert cli_main(["report", str(first), str(second), "--export-tsv", str(tmp_path / "x.tsv")]) == 2
+
+
+def test_the_header_prints_the_recorded_versions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pinned = versioned_run(tmp_path / "pinned", versions_record(revision="3f2a9c1"))
+    assert cli_main(["report", str(pinned)]) == 0
+    assert header_versions(capsys.readouterr().out) == "  versions: env 0.1.0 | prompt 1 | scorer 2 | data hub@3f2a9c1"
+    unpinned = summarize(load_run(versioned_run(tmp_path / "unpinned", versions_record())))
+    assert unpinned["run"]["versions"] == {
+        "env": "0.1.0",
+        "prompt": "1",
+        "scorer": "2",
+        "data": "hub, default branch (unpinned)",
+    }
+    local = summarize(load_run(versioned_run(tmp_path / "tsv", versions_record(source="tsv"))))
+    assert local["run"]["versions"]["data"] == "tsv"
+
+
+def test_a_run_recorded_without_versions_prints_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = versioned_run(tmp_path / "old", None)
+    assert cli_main(["report", str(old)]) == 0
+    out = capsys.readouterr().out
+    assert header_versions(out) == "  versions: env unknown | prompt unknown | scorer unknown | data unknown"
+    assert cli_main(["report", "--json", str(old)]) == 0
+    assert json.loads(capsys.readouterr().out)["run"]["versions"] == dict.fromkeys(VERSION_NAMES, "unknown")
+    # a report dict of an older drugprot (no run.versions) still formats
+    got = summarize(load_run(old))
+    del got["run"]["versions"]
+    assert header_versions(format_report(got)) == (
+        "  versions: env unknown | prompt unknown | scorer unknown | data unknown"
+    )
+
+
+def test_a_comparison_warns_when_the_runs_differ_in_a_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = versioned_run(tmp_path / "a", versions_record(scorer="1"))
+    second = versioned_run(tmp_path / "b", versions_record(scorer="2", revision="3f2a9c1"))
+    same = versioned_run(tmp_path / "c", versions_record(scorer="1"))
+    old = versioned_run(tmp_path / "d", None)
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(second)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert notes == [
+        "  note: the runs differ in scorer, data (scorer [1] 1, [2] 2; data [1] hub, default branch (unpinned), "
+        "[2] hub@3f2a9c1): compare with care"
+    ]
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(same)]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")] == []
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(same), str(old)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert notes == [
+        "  note: the runs differ in env, prompt, scorer, data (env [1] 0.1.0, [2] 0.1.0, [3] unknown; prompt [1] 1, "
+        "[2] 1, [3] unknown; scorer [1] 1, [2] 1, [3] unknown; data [1] hub, default branch (unpinned), [2] hub, "
+        "default branch (unpinned), [3] unknown): compare with care"
+    ]
+
+
+def test_one_task_has_no_interval_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = write_run(tmp_path / "one", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))])
+    assert cli_main(["report", str(run_dir)]) == 0
+    assert "no 95% intervals: a bootstrap over tasks needs at least 2 tasks; this run has 1" in capsys.readouterr().out
+
+
+def test_the_text_confusion_matrix_stays_aligned_for_four_and_five_digit_counts() -> None:
+    confusion = {
+        "labels": ["INHIBITOR", "NO-RELATION"],
+        "columns": ["INHIBITOR", "NO-RELATION", INVALID],
+        "matrix": [[1234, 5, 0], [9876, 12345, 7]],
+    }
+    assert format_confusion(confusion)[1:] == [
+        "           E     N   inv",
+        "  E     1234     5     .    1239  INHIBITOR",
+        "  N     9876 12345     7   22228  NO-RELATION",
+    ]
+
+
+def test_the_text_confusion_matrix_keeps_four_wide_columns_for_small_counts() -> None:
+    confusion = {"labels": ["AGONIST"], "columns": ["AGONIST", INVALID], "matrix": [[12, 3]]}
+    assert format_confusion(confusion)[1:] == [
+        "         F inv",
+        "  F     12   3     15  AGONIST",
+    ]

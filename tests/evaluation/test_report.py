@@ -1,0 +1,261 @@
+"""``drugprot report`` (``drugprot.evaluation.report``): exit codes, options, files written, a real vf-eval run.
+
+The traces follow the real ``traces.jsonl`` layout of the verifiers v1 CLI (``tests/evaluation/traces.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import drugprot
+from drugprot.core.labels import RELATION_NAMES
+from drugprot.core.prompts import PROMPT_VERSION
+from drugprot.core.scoring import SCORER_VERSION
+from drugprot.evaluation.export import export_tsv
+from drugprot.evaluation.records import EXIT_FAILED_RUN, INVALID
+from drugprot.evaluation.runs import load_run
+from drugprot.evaluation.summary import summarize
+from drugprot.tools.cli import main as cli_main
+from drugprot.tools.serve import OpenAIServer, count_tokens, scripted_responder
+from tests.conftest import FixtureRun
+from tests.e2e import run_vf_eval
+from tests.evaluation.traces import (
+    PMID,
+    close,
+    good_line,
+    multilabel_run,
+    mutated,
+    provider_error,
+    put,
+    rollouts_run,
+    write_run,
+)
+
+
+def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["report", "--json", str(multilabel_run(tmp_path))]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    for key in (
+        "n_tasks",
+        "n_rollouts",
+        "accuracy",
+        "micro_precision",
+        "micro_recall",
+        "micro_f1",
+        "macro_f1",
+        "per_class",
+        "invalid_rate",
+        "confusion",
+        "majority",
+        "tokens",
+        "setting",
+    ):
+        assert key in payload
+    assert list(payload["per_class"]) == list(RELATION_NAMES)
+
+
+def test_json_output_is_strict_even_for_extreme_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    huge = [mutated(put("reward", 1e308)), mutated(put("reward", 1e308)), mutated(put("reward", float("nan")))]
+    assert cli_main(["report", "--json", str(write_run(tmp_path / "run", huge))]) == 0
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    payload = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert (payload["mean_reward"], payload["n_rollouts"], payload["lines"]["corrupt"]) == (1e308, 2, 1)
+
+
+def test_a_run_where_most_rollouts_errored_is_flagged_first_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "nokey", [provider_error("T1"), provider_error("T3"), good_line("T5")])
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv)]) == EXIT_FAILED_RUN == 3
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:3] == [
+        "drugprot report: FAILED RUN nokey: 2 of 3 rollouts (66.7%) errored without an answer (ProviderError 2)",
+        "  first error: ProviderError: upstream 401: missing API key",
+        "  The figures below measure the failure, not the model. Check the endpoint, model name and API key (or the "
+        "harness log), then re-run.",
+    ]
+    assert captured.err.splitlines() == [
+        "not written (--export-tsv): the run failed; pass --allow-errors to write them anyway",
+        "nokey: FAILED RUN, 2 of 3 rollouts errored without an answer (ProviderError 2); exit 3 (--allow-errors "
+        "reports it with exit 0)",
+    ]
+    assert not tsv.exists()
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv), "--allow-errors"]) == 0
+    assert tsv.read_text(encoding="utf-8") == f"{PMID}\tINHIBITOR\tArg1:T5\tArg2:T2\n"
+    assert capsys.readouterr().out.startswith("drugprot report: FAILED RUN nokey")
+    assert cli_main(["report", "--json", str(run_dir)]) == 3
+    payload = json.loads(capsys.readouterr().out)
+    assert list(payload)[:2] == ["failed", "errored"]
+    assert payload["errored"] == {
+        "failed": True,
+        "rollouts": 2,
+        "rate": 2 / 3,
+        "types": {"ProviderError": 2},
+        "example": "ProviderError: upstream 401: missing API key",
+    }
+    assert payload["invalid_reasons"] == {"rollout_error: ProviderError": 2}
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "confusion.png"
+    assert cli_main(["report", str(multilabel_run(tmp_path)), str(rollouts_run(tmp_path)), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(tmp_path / "x.png")]) == 2
+    assert (
+        "--plot needs matplotlib: from the drugprot repository root run "
+        "uv pip install -e 'environments/drugprot[report]'"
+    ) in capsys.readouterr().err
+    assert cli_main(["report", str(multilabel_run(tmp_path))]) == 0  # everything else works without it
+
+
+def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_run: FixtureRun) -> None:
+    """The shared run (tests/conftest.py): every pair answered with reasoning + its first gold letter, except
+    FIXTURE_RUN_REPLIES: 4 wrong, 4 invalid (2 without reasoning, 1 cut off while thinking, 1 without a box), and 1
+    right whose format fails (two boxed answers)."""
+    run_dir = fixture_run.run_dir
+    got = summarize(load_run(run_dir))
+    assert (got["n_tasks"], got["n_rollouts"], got["rescored"], got["lines"]["corrupt"]) == (27, 27, 0, 0)
+    assert (got["run"]["split"], got["run"]["limit"], got["setting"]["mode"]) == ("train", "-n 27", "positive-only")
+    assert got["run"]["versions"] == {
+        "env": drugprot.__version__,
+        "prompt": PROMPT_VERSION,
+        "scorer": SCORER_VERSION,
+        "data": "file",
+    }
+    # 19 right answers; 28 gold relations; FP: the 4 wrong types; FN: E of T1:T2, the 4 wrong and 4 invalid.
+    assert close(got["accuracy"], Fraction(19, 27))
+    assert got["micro_counts"] == {"tp": 19, "fp": 4, "fn": 9}
+    assert close(got["micro_precision"], Fraction(19, 23))
+    assert close(got["micro_recall"], Fraction(19, 28))
+    assert close(got["micro_f1"], Fraction(38, 51))
+    # F1 1 for A C D G J M; B 1/2 (1 TP, 2 invalid); E 1/2; F and K 3/4; I 2/5 (1 TP, 1 FP, 2 invalid); H and L 0.
+    assert close(got["macro_f1"], Fraction(89, 130))
+    assert close(got["per_class"]["INDIRECT-UPREGULATOR"]["f1"], Fraction(1, 2))
+    assert close(got["per_class"]["ANTAGONIST"]["f1"], Fraction(2, 5))
+    assert close(got["invalid_rate"], Fraction(4, 27))
+    assert got["invalid_reasons"] == {"no_boxed_answer": 1, "reasoning_incomplete": 3}
+    assert close(got["format_rate"], Fraction(22, 27))
+    assert sorted(got["format_reasons"].items()) == [
+        ("no_boxed_answer", 1),
+        ("reasoning_incomplete", 3),
+        ("several_boxed_answers", 1),
+    ]
+    assert close(got["mean_reward"], Fraction(19, 27) + Fraction(22, 270))
+    replies = fixture_run.replies.values()
+    outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in replies)
+    assert (got["tokens"]["rollouts_with_usage"], got["tokens"]["total_output"]) == (27, outputs)
+    labels, matrix = got["confusion"]["columns"], got["confusion"]["matrix"]
+    cells = {(labels[i], labels[j]): v for i, row in enumerate(matrix) for j, v in enumerate(row) if v}
+    off_diagonal = {cell: v for cell, v in cells.items() if cell[0] != cell[1]}
+    assert off_diagonal == {
+        ("SUBSTRATE", "INHIBITOR"): 1,
+        ("AGONIST", "ANTAGONIST"): 1,
+        ("INDIRECT-UPREGULATOR", INVALID): 2,
+        ("ANTAGONIST", INVALID): 2,
+        ("SUBSTRATE_PRODUCT-OF", "SUBSTRATE"): 1,
+        ("AGONIST-INHIBITOR", "AGONIST"): 1,
+    }
+    path = tmp_path / "pred.tsv"
+    assert export_tsv(load_run(run_dir), path) == 23
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == [
+        "90000001\tSUBSTRATE\tArg1:T1\tArg2:T2",
+        "90000001\tINHIBITOR\tArg1:T3\tArg2:T4",
+        "90000001\tSUBSTRATE\tArg1:T5\tArg2:T4",
+    ]
+
+
+def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
+    tmp_path: Path, fixture_jsonl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer(scripted_responder({}), api_key="the-right-key") as server:
+        extra = ["--env.taskset.data-path", str(fixture_jsonl), "--env.taskset.split", "train"]
+        run_dir = run_vf_eval(
+            "drugprot",
+            server.base_url,
+            tmp_path / "outputs",
+            n=2,
+            extra_args=extra,
+            api_key="a-wrong-key",
+            require_ok=False,
+        )
+    # vf-eval itself exits 0 here; the report does not let the run pass as a result.
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tmp_path / "pred.tsv")]) == 3
+    banner, first_error = capsys.readouterr().out.splitlines()[:2]
+    assert banner == (
+        f"drugprot report: FAILED RUN {run_dir.name}: 2 of 2 rollouts (100.0%) errored without an answer "
+        "(ProviderError 2)"
+    )
+    assert first_error.startswith("  first error: ProviderError: ")
+    assert "invalid or missing API key" in first_error  # the server's own message, relayed
+    assert not (tmp_path / "pred.tsv").exists()
+
+
+def test_the_report_shows_95_percent_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = multilabel_run(tmp_path)
+    assert cli_main(["report", "--json", "--bootstrap", "500", "--seed", "3", str(run_dir)]) == 0
+    intervals = json.loads(capsys.readouterr().out)["intervals"]
+    assert {k: intervals[k] for k in ("level", "tasks", "resamples", "seed")} == {
+        "level": 0.95,
+        "tasks": 7,
+        "resamples": 500,
+        "seed": 3,
+    }
+    assert intervals["method"] == "percentile bootstrap over tasks"
+    # The estimates are the report's own figures; 4/11 micro-F1 and 3/7 accuracy (see the multilabel test).
+    assert close(intervals["micro_f1"]["estimate"], Fraction(4, 11))
+    assert close(intervals["accuracy"]["estimate"], Fraction(3, 7))
+    for name in ("accuracy", "micro_f1", "macro_f1"):
+        assert 0.0 <= intervals[name]["low"] <= intervals[name]["estimate"] <= intervals[name]["high"] <= 1.0
+    expected = summarize(load_run(run_dir), resamples=500, seed=3)["intervals"]
+    assert intervals == expected  # the seed fixes them
+
+    assert cli_main(["report", "--bootstrap", "500", "--seed", "3", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    acc, micro = intervals["accuracy"], intervals["micro_f1"]
+    assert f"  mean over rollouts         0.429  [{acc['low']:.3f}, {acc['high']:.3f}]" in out
+    assert f"micro, rollouts pooled      0.500  0.286  0.364      2      2      5  [{micro['low']:.3f}, " in out
+    assert "95% percentile bootstrap over tasks (all rollouts of a task together), 500 resamples of the 7 tasks" in out
+
+
+def test_bootstrap_zero_disables_the_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["report", "--json", "--bootstrap", "0", str(multilabel_run(tmp_path))]) == 0
+    assert json.loads(capsys.readouterr().out)["intervals"] is None
+    assert cli_main(["report", "--bootstrap", "0", str(multilabel_run(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    metrics = out.split("Accuracy")[1].split("Per class")[0]
+    assert "95%" not in out and "[" not in metrics and "mean over rollouts         0.429\n" in metrics
+
+
+@pytest.mark.parametrize("value", ["-1", "many", "1.5"])
+def test_a_bad_bootstrap_count_is_a_usage_error(tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["report", "--bootstrap", value, str(multilabel_run(tmp_path))])
+    assert exc.value.code == 2
+    assert "expected a whole number of resamples >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "baseline"])
+def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
+    assert ("--seed S, --bootstrap-seed S" if command == "report" else "--bootstrap-seed S") in out
