@@ -259,3 +259,31 @@ def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFi
     assert exc.value.code == 0
     assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
     assert ("--seed S, --bootstrap-seed S" if command == "report" else "--bootstrap-seed S") in out
+
+
+def test_an_extraction_run_is_reported_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.evaluation.extraction_traces import hand_run
+
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", "--json", "--bootstrap", "0", "--export-tsv", str(tsv), str(hand_run(tmp_path))]) == 0
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert (payload["setting"]["mode"], payload["n_tasks"], payload["micro_counts"]) == (
+        "extraction", 2, {"tp": 3, "fp": 2, "fn": 3}
+    )  # fmt: skip
+    assert "confusion" not in payload and list(payload["per_class"]) == list(RELATION_NAMES)
+    assert captured.err == f"wrote 1 predictions to {tsv}\n"
+
+
+def test_the_confusion_plot_is_refused_for_an_extraction_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.evaluation.extraction_traces import hand_run
+
+    png = tmp_path / "confusion.png"
+    assert cli_main(["report", "--plot", str(png), str(hand_run(tmp_path / "run"))]) == 2
+    assert capsys.readouterr().err == (
+        "drugprot report: error: --plot draws the confusion matrix of pair-mode answers; an extraction run has none "
+        "(use --plot-classes for its per-class chart)\n"
+    )
+    assert not png.exists()

@@ -55,9 +55,14 @@ def extraction_gold(data: dict[str, Any], prefix: str) -> tuple[str, ExtractionG
     for i, item in enumerate(relations):
         if not (isinstance(item, list) and len(item) == 3 and item[0] in chemicals and item[1] in genes
                 and item[2] in _TYPES):  # fmt: skip
+            shown = (
+                "[" + ", ".join(repr(shorten(x, 40)) for x in item) + "]"
+                if isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
+                else describe(item)
+            )
             raise BadRecord(
-                f"field {path}.relations[{i}] is {describe(item)}, expected [chemical id, gene id, DrugProt type] "
-                "naming mentions of the record"
+                f"field {path}.relations[{i}] is {shown}, expected [chemical id, gene id, DrugProt type] with the ids "
+                "among the record's chemicals and genes"
             )
         triples.add((item[0], item[1], item[2]))
     return pmid, ExtractionGold(chemicals, genes, frozenset(triples))
