@@ -14,6 +14,7 @@ import pytest
 
 import drugprot
 from drugprot.core.labels import RELATION_NAMES
+from drugprot.core.metrics import read_relations_tsv
 from drugprot.core.prompts import PROMPT_VERSION
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.evaluation.export import export_tsv
@@ -287,3 +288,36 @@ def test_the_confusion_plot_is_refused_for_an_extraction_run(
         "(use --plot-classes for its per-class chart)\n"
     )
     assert not png.exists()
+
+
+def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real ``vf-eval drugprot --env.taskset.mode extraction -r 2`` (``eval`` on 0.3.x) against the local server,
+    with ``tests/core/test_extraction.py``'s scripted replies (perfect unless said): 90000001 finds 2 of its 4
+    relations, 90000002 1 of 3 plus a line with an unknown id, 90000004 lists a relation where there is none,
+    90000005 answers without reasoning (no answer; 5 relations missed). Per abstract (each rollout the same
+    reply): TP 19, FP 1, FN 9; pooled over the two rollouts twice that."""
+    from tests.core.test_extraction import FIXTURE_JSONL, e2e_replies
+
+    questions, replies = e2e_replies()
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        extra = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train",
+                 "--env.taskset.mode", "extraction"]  # fmt: skip
+        run_dir = run_vf_eval("drugprot", server.base_url, tmp_path / "out", n=9, rollouts=2, timeout=900,
+                              extra_args=extra)  # fmt: skip
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--json", "--bootstrap", "0", "--export-tsv", str(tsv)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["setting"]["mode"], got["n_tasks"], got["n_rollouts"], got["rescored"]) == ("extraction", 9, 18, 0)
+    assert got["run"]["versions"] == {
+        "env": drugprot.__version__, "prompt": PROMPT_VERSION, "scorer": SCORER_VERSION, "data": "file"
+    }  # fmt: skip
+    assert got["micro_counts"] == {"tp": 38, "fp": 2, "fn": 18}
+    assert got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
+    assert close(got["majority"]["micro_f1"], Fraction(19, 24)) and close(got["micro_f1"], Fraction(19, 24))
+    accuracy = (Fraction(2, 3) + Fraction(1, 2) + 5) / 9  # the five perfect abstracts: 1 each
+    assert close(got["accuracy"], accuracy) and close(got["format_rate"], Fraction(7, 9))  # not 90000002, 90000005
+    assert close(got["mean_reward"], accuracy + Fraction(7, 90))
+    assert got["quality"]["rejected_lines"]["unknown_id"] == 2 and got["quality"]["reasoning_incomplete"] == 2
+    assert close(got["exact_match"], Fraction(5, 9)) and close(got["invalid_rate"], Fraction(1, 9))
+    assert got["lines"]["corrupt"] == 0 and got["errored"]["rollouts"] == 0
+    assert len(read_relations_tsv(tsv)) == 20  # the 19 right triples and the one on 90000004
