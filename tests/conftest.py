@@ -112,6 +112,7 @@ SLOW_TESTS = frozenset(
         "test_e2e_v1.py::test_faults_retries_and_timeouts",
         "test_report.py::test_report_on_a_real_vf_eval_run",
         "test_report.py::test_report_on_a_real_vf_eval_extraction_run",
+        "test_report.py::test_report_on_a_legacy_vf_eval_extraction_run",
         "test_demo.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
         "test_legacy.py::test_eval_config_dry_run",

@@ -321,3 +321,30 @@ def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.
     assert close(got["exact_match"], Fraction(5, 9)) and close(got["invalid_rate"], Fraction(1, 9))
     assert got["lines"]["corrupt"] == 0 and got["errored"]["rollouts"] == 0
     assert len(read_relations_tsv(tsv)) == 20  # the 19 right triples and the one on 90000004
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("verifiers.legacy") is None,
+    reason="verifiers >= 0.4 has no legacy (v0) stack",
+)
+def test_report_on_a_legacy_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The legacy ``vf-eval drugprot -m trinity-mini -a '{"mode": "extraction", ...}' -s`` (verifiers 0.3.x) on the
+    same scripted replies, one rollout each: its ``results.jsonl`` gives the per-abstract counts of the v1 run."""
+    from tests.core.test_extraction import FIXTURE_JSONL, e2e_replies
+    from tests.e2e import run_legacy_vf_eval, write_endpoints_toml
+
+    questions, replies = e2e_replies()
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        write_endpoints_toml(tmp_path, "trinity-mini", "trinity-mini", server.base_url)
+        run_dir = run_legacy_vf_eval(
+            "drugprot", "trinity-mini", tmp_path, tmp_path / "outputs", n=9, timeout=900,
+            env_args={"split": "train", "data_path": str(FIXTURE_JSONL), "mode": "extraction"},
+        )  # fmt: skip
+    assert cli_main(["report", str(run_dir), "--json", "--bootstrap", "0"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["run"]["source"], got["n_tasks"], got["n_rollouts"], got["rescored"]) == (
+        "legacy vf-eval results.jsonl", 9, 9, 0
+    )  # fmt: skip
+    assert got["micro_counts"] == got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
+    assert close(got["accuracy"], (Fraction(2, 3) + Fraction(1, 2) + 5) / 9)
+    assert got["quality"]["rejected_lines"]["unknown_id"] == 1 and got["quality"]["reasoning_incomplete"] == 1
