@@ -288,6 +288,9 @@ def test_the_confusion_plot_is_refused_for_an_extraction_run(
         "(use --plot-classes for its per-class chart)\n"
     )
     assert not png.exists()
+    assert cli_main(["report", "--plot-classes", str(png), "--bootstrap", "0", str(tmp_path / "run")]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert capsys.readouterr().err == f"wrote the per-class chart to {png}\n"
 
 
 def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

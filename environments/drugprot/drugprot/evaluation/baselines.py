@@ -11,6 +11,11 @@ Two baselines, each answering one label per task (so its report has one rollout 
   first. No cue: INHIBITOR (positive-only) or NO-RELATION (with negatives). The rule (cue list, order,
   window) was chosen once by hand on a 350-abstract sample of the DrugProt training split and is fixed.
 
+``--mode extraction`` (one task per abstract) applies the same pair rule, NO-RELATION offered, to every
+same-sentence candidate pair of each abstract (``extraction_reply``): the pairs not answered NO-RELATION are listed in
+a ``<relations>`` reply, scored by ``drugprot.core.scoring.score_extraction`` like a model's (``majority`` therefore
+lists nothing).
+
 ``lexical_label`` works on any text with two character spans, so the offline demo can run the same
 classifier behind a local OpenAI-compatible server (``drugprot.tools.demo``); ``reply_text`` renders a
 prediction in the think/boxed format the environment expects.

@@ -15,6 +15,12 @@ plus ``metadata.json``), and reports, per run:
 - what made the run (``run_versions``: env, prompt and scorer versions and the data revision recorded in
   ``info["drugprot"]["versions"]``, ``unknown`` for older runs); a comparison warns when runs differ in them.
 
+An extraction-mode run (``mode="extraction"``: one task per abstract, the model lists every relation) is read and
+reported by its own modules (``decode_extraction``, ``extraction_summary``, ``render_extraction``): the official
+metric over (chemical, gene, type) triples, rollouts pooled and as a per-triple majority per abstract, macro-F1,
+per class, answer quality and intervals resampling abstracts. The mode is detected per rollout; a run file mixing
+the modes, or a comparison of a pair run with an extraction run, is refused.
+
 The gold set of the micro-F1 is the gold relations of the *evaluated* pairs. What that measures depends on
 the setting, which the report states (``summary.setting_of``): positive-only runs (``negatives=0``) are not
 comparable with BioCreative VII; ``negatives=all`` on a whole split is. ``docs/evaluation.md`` explains
