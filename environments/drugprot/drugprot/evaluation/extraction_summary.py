@@ -104,8 +104,7 @@ def task_counts(rollouts: Sequence[ExtractionRollout]) -> tuple[list[str], Any]:
 
     groups = group_by_abstract(rollouts)
     rows = [
-        count_row(len(group), sum(r.answer.accuracy for r in group), pooled_scores(group))  # type: ignore[arg-type]
-        for group in groups.values()
+        count_row(len(group), sum(r.answer.accuracy for r in group), pooled_scores(group)) for group in groups.values()
     ]
     return list(groups), np.array(rows)
 
