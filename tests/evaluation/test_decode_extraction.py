@@ -4,14 +4,22 @@ skipped with the field named; a run mixing pair and extraction rollouts is refus
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from drugprot.core.metrics import read_relations_tsv
 from drugprot.evaluation.decode import read_line
+from drugprot.evaluation.export import export_tsv
+from drugprot.evaluation.extraction_summary import summarize_extraction
 from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, ReportError, Skip
+from drugprot.evaluation.render_extraction import format_extraction_report
 from drugprot.evaluation.runs import load_run
+from tests.evaluation.corruption import PROPERTY, corrupt, records_in
 from tests.evaluation.extraction_traces import GOLD_100, block, episode, extraction_trace, legacy_row, write_v1_run
 from tests.evaluation.traces import good_line
 
@@ -85,3 +93,33 @@ def test_a_run_mixing_pair_and_extraction_rollouts_is_refused(tmp_path: Path) ->
         "extraction-mode rollouts (one task per abstract); one run has one mode (--env.taskset.mode): report the two "
         "modes' runs separately"
     )
+
+
+@PROPERTY
+@given(st.data())
+def test_random_corruption_of_extraction_lines_never_crashes_and_counts_add_up(data: st.DataObject) -> None:
+    """Damaged extraction lines (a relation replaced by a list or an object, a gold record cut ...) are read as
+    rollouts or skips, never a traceback; a damaged line that turned into a pair-mode rollout makes the run a
+    mixed one, which is refused with its ``ReportError``."""
+    good = episode(extraction_trace("100", GOLD_100, block("T1 | T2 | E", "T3 | T4 | K"))).encode()
+    templates = [
+        extraction_trace("100", GOLD_100, block("T1 | T2 | E", "T9 | T4 | K")),
+        extraction_trace("200", GOLD_100, "no block"),
+        extraction_trace("300", GOLD_100, block("none"), record=False),
+    ]
+    bad = [corrupt(data, json.loads(episode(data.draw(st.sampled_from(templates))))) for _ in range(3)]
+    lines = data.draw(st.permutations([good, *bad]))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "traces.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        try:
+            run = load_run(path)
+        except ReportError as exc:
+            assert "mixes" in str(exc) and "pair-mode rollouts" in str(exc)
+            return
+        read = [line for line in lines if line.replace(b"\n", b" ").strip()]
+        assert len(run.extraction) + len(run.corrupt) + len(run.unidentified) == sum(records_in(x, False) for x in read)
+        got = summarize_extraction(run, resamples=20)
+        assert json.loads(json.dumps(got, allow_nan=False)) == got
+        format_extraction_report(got).encode("utf-8")  # printable: no lone surrogate reaches the text
+        assert export_tsv(run, Path(tmp) / "pred.tsv") == len(read_relations_tsv(Path(tmp) / "pred.tsv"))

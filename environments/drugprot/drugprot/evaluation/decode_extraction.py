@@ -28,6 +28,19 @@ def is_extraction(data: dict[str, Any]) -> bool:
     return data.get("extraction") is not None
 
 
+def _is_triple(item: Any, gold: ExtractionGold) -> bool:
+    """``[chemical id, gene id, type name]`` with the ids among ``gold``'s mentions (strings first: JSON lists and
+    objects are unhashable)."""
+    return (
+        isinstance(item, list)
+        and len(item) == 3
+        and all(isinstance(x, str) for x in item)
+        and item[0] in gold.chemicals
+        and item[1] in gold.genes
+        and item[2] in _TYPES
+    )
+
+
 def _ids(record: dict[str, Any], key: str, path: str) -> frozenset[str]:
     values = record.get(key)
     if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
@@ -53,8 +66,7 @@ def extraction_gold(data: dict[str, Any], prefix: str) -> tuple[str, ExtractionG
         raise BadRecord(f"field {path}.relations is {describe(relations)}, expected a list of [chemical, gene, type]")
     triples = set()
     for i, item in enumerate(relations):
-        if not (isinstance(item, list) and len(item) == 3 and item[0] in chemicals and item[1] in genes
-                and item[2] in _TYPES):  # fmt: skip
+        if not _is_triple(item, ExtractionGold(chemicals, genes, frozenset())):
             shown = (
                 "[" + ", ".join(repr(shorten(x, 40)) for x in item) + "]"
                 if isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
@@ -74,8 +86,7 @@ def _triples(value: Any, gold: ExtractionGold) -> tuple[Triple, ...] | None:
         return None
     out: dict[Triple, None] = {}
     for item in value:
-        if not (isinstance(item, list) and len(item) == 3 and item[0] in gold.chemicals and item[1] in gold.genes
-                and item[2] in _TYPES) or tuple(item) in out:  # fmt: skip
+        if not _is_triple(item, gold) or tuple(item) in out:
             return None
         out[(item[0], item[1], item[2])] = None
     return tuple(out)
