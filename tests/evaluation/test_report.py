@@ -351,3 +351,24 @@ def test_report_on_a_legacy_vf_eval_extraction_run(tmp_path: Path, capsys: pytes
     assert got["micro_counts"] == got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
     assert close(got["accuracy"], (Fraction(2, 3) + Fraction(1, 2) + 5) / 9)
     assert got["quality"]["rejected_lines"]["unknown_id"] == 1 and got["quality"]["reasoning_incomplete"] == 1
+
+
+def test_a_failed_extraction_run_is_flagged_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.evaluation.extraction_traces import GOLD_100, GOLD_200, episode, extraction_trace, write_v1_run
+
+    error = [{"type": "ProviderError", "message": "upstream 401: missing API key"}]
+    lines = [
+        episode(extraction_trace(pmid, gold, None, errors=error))
+        for pmid, gold in (("100", GOLD_100), ("200", GOLD_200))
+    ]
+    run_dir = write_v1_run(tmp_path / "failed", lines)
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv), "--bootstrap", "0"]) == EXIT_FAILED_RUN
+    captured = capsys.readouterr()
+    assert captured.out.startswith(
+        "drugprot report: FAILED RUN failed: 2 of 2 rollouts (100.0%) errored without an answer (ProviderError 2)\n"
+        "  first error: ProviderError: upstream 401: missing API key\n"
+    )
+    assert not tsv.exists() and "not written (--export-tsv): the run failed" in captured.err
