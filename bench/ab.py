@@ -58,15 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
 
-    import drugprot.core.data
     import drugprot.core.questions
     import drugprot.core.scoring
+    import drugprot.core.sources
     import drugprot.core.tasks
 
     with tempfile.TemporaryDirectory(prefix="drugprot-ab-") as tmp:
         old = _import_old(args.old, Path(tmp))
         new = {
-            "data": drugprot.core.data,
+            "data": drugprot.core.sources,
             "questions": drugprot.core.questions,
             "scoring": drugprot.core.scoring,
             "tasks": drugprot.core.tasks,

@@ -2,7 +2,7 @@
 
 Stages, each timed alone and repeated (medians of wall and CPU seconds):
 
-- ``load``: ``drugprot.core.data.load_documents`` (read + validate), per file format of the corpus;
+- ``load``: ``drugprot.core.sources.load_documents`` (read + validate), per file format of the corpus;
 - ``build``: ``drugprot.core.tasks.build_tasks`` for ``negatives`` 0, 1 and "all";
 - ``prompts``: ``drugprot.core.questions.question_for`` over those tasks (system + user prompt);
 - ``total``: ``drugprot.core.questions.load_questions``, the whole core path the tasksets call;
@@ -96,9 +96,9 @@ def _counts(tasks: Sequence[Any]) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from drugprot.core.data import load_documents
     from drugprot.core.options import TaskOptions
     from drugprot.core.questions import load_questions, question_for
+    from drugprot.core.sources import load_documents
     from drugprot.core.tasks import build_tasks
 
     result: dict[str, Any] = {"benchmark": "build", "machine": machine(), "repeats": args.repeats}

@@ -217,7 +217,7 @@ def make_replies(
 
 
 def _golds(data_path: str, split: str, seed: int) -> list[tuple[tuple[str, ...], bool, str, str]]:
-    from drugprot.core.data import load_documents
+    from drugprot.core.sources import load_documents
     from drugprot.core.tasks import build_tasks
 
     documents = load_documents(split, data_path)

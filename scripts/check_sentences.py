@@ -4,7 +4,7 @@ Usage::
 
     python scripts/check_sentences.py --data ABSTRACTS.jsonl [--sentences SENTENCES.jsonl] [--show N]
 
-``--data`` is any file ``drugprot.core.data.load_documents`` reads (``OpenMed/drugprot-parquet`` rows as
+``--data`` is any file ``drugprot.core.sources.load_documents`` reads (``OpenMed/drugprot-parquet`` rows as
 ``.jsonl``/``.parquet``, or an official TSV directory). ``--sentences`` is a JSON-lines file of reference
 sentence boundaries, one object per abstract: ``{"pmid": "...", "sentences": [[start, end], ...]}``
 (end-exclusive offsets into ``text``). Prints:
@@ -35,8 +35,8 @@ from drugprot.core.candidates import (
     sample_negatives,
     sentence_index,
 )
-from drugprot.core.data import load_documents
 from drugprot.core.schema import Document
+from drugprot.core.sources import load_documents
 
 Span = tuple[int, int]
 

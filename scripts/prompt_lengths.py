@@ -14,6 +14,10 @@ bound, since Trinity-Mini's tokenizer is not needed (or available) to run this:
 A run then needs ``seq_len >= bound + max_completion_tokens`` (single-turn: one reply per task), and
 ``inference.vllm.max_model_len >= seq_len``.
 
+In extraction mode the answer itself grows with the abstract (one line per relation), so the script also
+reports the longest gold answer block (what a perfect reply writes after its reasoning), bounded the same way:
+at most one token per UTF-8 byte. ``max_completion_tokens`` must hold it plus the reasoning.
+
 Usage (from the repository root, in the project environment):
     uv run python scripts/prompt_lengths.py --data-path FILE [--split train] [--negatives 0]
         [--no-mark-entities] [--mode pair|extraction] [--max-completion-tokens 2048]
@@ -53,6 +57,21 @@ class PromptLengths:
         return self.token_bound + max_completion_tokens
 
 
+@dataclass(frozen=True)
+class AnswerLengths:
+    """The gold answers of an extraction taskset: the most relations of one task and the longest answer block."""
+
+    most_relations: int
+    most_relations_key: str
+    """Key (the PMID) of the task with the most gold relations (the first one, on a tie)."""
+    utf8_bytes: int
+    """UTF-8 bytes of the longest gold answer block (``drugprot.core.extraction.answer_block``, official names)."""
+    key: str
+    """Key of the task with that block."""
+    relations: int
+    """Gold relations of that task."""
+
+
 def _text(prompt: Any) -> str:
     """The text of a task prompt: a string, or the contents of a message list."""
     if prompt is None:
@@ -85,6 +104,29 @@ def measure(taskset: Any) -> PromptLengths:
     return PromptLengths(count, best.key, best.system_chars, best.user_chars, best.chars, best.utf8_bytes)
 
 
+def measure_answers(taskset: Any) -> AnswerLengths | None:
+    """The gold answer blocks of an extraction taskset; None for a pair-mode one (its answer is one letter).
+
+    Raises:
+        ValueError: the taskset has no tasks.
+    """
+    from drugprot.core.extraction import answer_block
+
+    records = [(task.key, task.data.extraction) for task in taskset]
+    if not records:
+        raise ValueError("the taskset has no tasks")
+    if records[0][1] is None:
+        return None
+    counts = [(key, len(record["relations"])) for key, record in records]
+    sizes = [
+        (key, len(answer_block(tuple(triple) for triple in record["relations"]).encode("utf-8")))
+        for key, record in records
+    ]
+    most_key, most = max(counts, key=lambda item: item[1])  # max keeps the first of a tie
+    key, nbytes = max(sizes, key=lambda item: item[1])
+    return AnswerLengths(most, most_key, nbytes, key, dict(counts)[key])
+
+
 def build_taskset(**fields: Any) -> Any:
     """A ``DrugprotTaskset`` from ``DrugprotConfig`` fields (the keys of a TOML ``[...env.taskset]``)."""
     from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
@@ -112,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         mode=args.mode,
     )
     m = measure(taskset)
+    answers = measure_answers(taskset)
     print(
         f"tasks: {m.tasks} (mode={args.mode}, split={args.split}, negatives={args.negatives}, "
         f"mark_entities={not args.no_mark_entities}) from {args.data_path}"
@@ -124,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         f"token bound: {m.utf8_bytes:,} + {TEMPLATE_OVERHEAD_TOKENS} (chat template) = {m.token_bound:,} "
         "tokens (<= 1 token per UTF-8 byte)"
     )
+    if answers is not None:
+        print(
+            f"gold answers: most relations {answers.most_relations} ({answers.most_relations_key}); longest "
+            f"answer block {answers.utf8_bytes:,} UTF-8 bytes ({answers.key}, {answers.relations} relations), "
+            f"<= {answers.utf8_bytes:,} tokens of the {args.max_completion_tokens:,} completion tokens"
+        )
     print(
         f"seq_len needed with {args.max_completion_tokens:,} completion tokens: "
         f"{m.required_seq_len(args.max_completion_tokens):,}"

@@ -8,6 +8,7 @@ and CI run them; ``-m "not slow"`` leaves them out of a quick local loop.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,7 @@ from typing import Any
 import pytest
 
 from drugprot.tools.serve import Reply
-
-FIXTURES = Path(__file__).parent / "fixtures"
-FIXTURE_JSONL = FIXTURES / "drugprot_fixture.jsonl"
-FIXTURE_TSV = FIXTURES / "tsv"
+from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
 
@@ -113,12 +111,13 @@ SLOW_TESTS = frozenset(
         "test_report.py::test_report_on_a_real_vf_eval_run",
         "test_report.py::test_report_on_a_real_vf_eval_extraction_run",
         "test_report.py::test_report_on_a_legacy_vf_eval_extraction_run",
-        "test_demo.py::test_demo_end_to_end",
+        "test_command.py::test_demo_end_to_end",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
-        "test_legacy.py::test_eval_config_dry_run",
+        "test_configs.py::test_eval_config_dry_run",
+        "test_configs.py::test_extraction_eval_toml_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",
         "test_extraction.py::test_legacy_vf_eval_in_extraction_mode",
-        "test_legacy.py::test_readme_v1_command_dry_run",
+        "test_configs.py::test_readme_v1_command_dry_run",
         # verifiers' own model-free checker (vf-validate; validate on 0.3.x) over the fixture
         "test_validate.py::test_validate_passes_on_the_fixture_without_a_prime_login",
         "test_validate.py::test_without_the_subprocess_runtime_it_asks_for_a_prime_login",
@@ -136,11 +135,17 @@ SLOW_TESTS = frozenset(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Runs before -k/-m deselect anything, so every test of a collected file is seen here.
-    collected = {f"{item.path.name}::{getattr(item, 'originalname', item.name)}": item for item in items}
-    for key, item in collected.items():
+    collected = set()
+    for item in items:  # every parametrization of a slow test
+        key = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        collected.add(key)
         if key in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
-    files = {item.path.name for item in items}
+    # A file name counts once every test file of that name was collected (tests/core and tests/envs both
+    # have a test_extraction.py): running one of them alone must not call the other's keys stale.
+    in_tree = Counter(path.name for path in Path(__file__).parent.rglob("test_*.py"))
+    seen = Counter(path.name for path in {item.path for item in items})
+    files = {name for name, count in seen.items() if count == in_tree[name]}
     whole_files = not any("::" in arg for arg in config.args)  # no single test picked on the command line
     stale = sorted(key for key in SLOW_TESTS if key.split("::")[0] in files and key not in collected)
     if whole_files and stale:

@@ -18,8 +18,10 @@ import pytest
 
 from bench import corpus
 from bench.score import SHAPES
-from drugprot.core.candidates import select_negatives
-from drugprot.core.data import document_from_row, load_documents
+from drugprot.core.candidates import negative_pairs
+from drugprot.core.labels import NO_RELATION
+from drugprot.core.sources import document_from_row, load_documents
+from drugprot.core.tasks import build_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_DOCS = 100
@@ -85,7 +87,7 @@ def test_build_quick() -> None:
     documents = [document_from_row(row) for row in corpus.generate(QUICK_DOCS, seed=0)]
     for setting in ("0", "1", "all"):
         k = setting if setting == "all" else int(setting)
-        negatives = sum(len(p) for p in select_negatives(documents, k, seed=0).values()) if k else 0
+        negatives = sum(t.labels == (NO_RELATION.name,) for t in build_tasks(documents, negatives=k, seed=0))
         entry = result["negatives"][setting]
         assert (entry["positive"], entry["negative"]) == (QUICK_POSITIVES, negatives)
         assert entry["tasks"] == entry["memory"]["tasks"] == QUICK_POSITIVES + negatives
@@ -123,3 +125,106 @@ def test_pipeline_harnesses_quick() -> None:
         assert run["cpu_s"] >= 0 and run["wall_s"] > 0
     # the same two tasks and replies: one right, one wrong, both well-formed
     assert harnesses["drugprot"]["runs"][0]["reward_sum"] == harnesses["null"]["runs"][0]["reward_sum"] == 1.2
+
+
+# --- bench.cost: the prompt cost of the official metric, pair mode (negatives="all") vs extraction mode ---
+
+FIXTURE = REPO / "tests" / "fixtures" / "drugprot_fixture.jsonl"
+FIXTURE_ABSTRACTS = 9
+FIXTURE_PAIR_ALL_TASKS = 42  # the fixture's gold pairs and every same-sentence NO-RELATION candidate
+
+
+def _rendered_prompts(data_path: Path, **knobs: Any) -> list[tuple[str, str]]:
+    """(system, user) prompt of every task, read off a taskset built here through the public names."""
+    import drugprot
+
+    config = drugprot.DrugprotConfig.model_validate(
+        {"id": "drugprot", "split": "train", "data_path": str(data_path), **knobs}
+    )
+    prompts = [(task.data.system_prompt, task.data.prompt) for task in drugprot.DrugprotTaskset(config)]
+    assert all(isinstance(s, str) and isinstance(u, str) for s, u in prompts)
+    return prompts
+
+
+def _expected_cost(prompts: list[tuple[str, str]]) -> dict[str, Any]:
+    lengths = [len(s) + len(u) for s, u in prompts]
+    nbytes = [len(s.encode("utf-8")) + len(u.encode("utf-8")) for s, u in prompts]
+    return {
+        "prompts": len(prompts),
+        "chars": sum(lengths),
+        "system_chars": sum(len(s) for s, _ in prompts),
+        "user_chars": sum(len(u) for _, u in prompts),
+        "bytes": sum(nbytes),
+        "mean_chars": round(sum(lengths) / len(prompts), 1),
+        "max_chars": max(lengths),
+        "longest_bytes": max(nbytes),
+    }
+
+
+def test_cost_counts_every_prompt_of_both_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import cost
+
+    out = tmp_path / "cost.json"
+    assert cost.main(["--quick", "--data-path", str(FIXTURE), "--split", "train", "--json", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    data, generated = result["datasets"]
+    overhead = cost.prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+    assert result["template_overhead_tokens"] == overhead == 128
+
+    # the fixture: exact counts, and every figure equal to the sum over the taskset's own prompts
+    assert (data["name"], data["split"], data["abstracts"]) == ("data", "train", FIXTURE_ABSTRACTS)
+    assert data["modes"]["pair"]["knobs"] == {"mode": "pair", "negatives": "all"}
+    assert data["modes"]["extraction"]["knobs"] == {"mode": "extraction"}
+    expected = {
+        "pair": _expected_cost(_rendered_prompts(FIXTURE, mode="pair", negatives="all")),
+        "extraction": _expected_cost(_rendered_prompts(FIXTURE, mode="extraction")),
+    }
+    assert (expected["pair"]["prompts"], expected["extraction"]["prompts"]) == (
+        FIXTURE_PAIR_ALL_TASKS,
+        FIXTURE_ABSTRACTS,
+    )
+    for mode, exp in expected.items():
+        got = data["modes"][mode]
+        for key in ("prompts", "chars", "system_chars", "user_chars", "bytes", "mean_chars", "max_chars"):
+            assert got[key] == exp[key], (mode, key)
+        assert got["longest"]["bytes"] == exp["longest_bytes"]
+        assert got["longest"]["token_bound"] == exp["longest_bytes"] + overhead
+        assert got["total_token_bound"] == exp["bytes"] + exp["prompts"] * overhead
+    pair_chars, ext_chars = expected["pair"]["chars"], expected["extraction"]["chars"]
+    assert data["ratio_pair_over_extraction"]["prompts"] == round(FIXTURE_PAIR_ALL_TASKS / FIXTURE_ABSTRACTS, 3)
+    assert data["ratio_pair_over_extraction"]["chars"] == round(pair_chars / ext_chars, 3)
+    # nine short abstracts with 42 candidate pairs: extraction saves ~4x here, short of the 10x target
+    assert data["target"] == {"chars_ratio_min": 10.0, "chars_ratio": round(pair_chars / ext_chars, 3), "met": False}
+
+    # the generated corpus: one extraction prompt per abstract; pair prompts follow drugprot.core.candidates
+    documents = [document_from_row(row) for row in corpus.generate(QUICK_DOCS, seed=0)]
+    negatives = sum(len(negative_pairs(doc)) for doc in documents)
+    assert (generated["name"], generated["abstracts"], generated["data_path"]) == ("corpus", QUICK_DOCS, None)
+    assert generated["corpus"] == {"docs": QUICK_DOCS, "seed": 0}
+    assert "SYNTHETIC" in generated["description"] and "proxy" in generated["description"]
+    assert generated["modes"]["extraction"]["prompts"] == QUICK_DOCS
+    assert generated["modes"]["pair"]["prompts"] == QUICK_POSITIVES + negatives
+
+    # the table printed beside the JSON file
+    table = capsys.readouterr().out
+    assert f"  {'prompts':<42}{FIXTURE_PAIR_ALL_TASKS:>20}{FIXTURE_ABSTRACTS:>16}{'4.67x':>20}" in table
+    assert f"fewer prompt chars: NOT MET ({pair_chars / ext_chars:.2f}x)" in table
+    corpus_header = f"generated corpus: {QUICK_DOCS} abstracts (train split)\n  bench.corpus, {QUICK_DOCS} abstracts"
+    assert f"{corpus_header}, seed 0: SYNTHETIC" in table
+
+
+def test_cost_reports_bad_data_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import cost
+
+    bad = tmp_path / "bad.jsonl"
+    row = json.loads(FIXTURE.read_text(encoding="utf-8").splitlines()[0])
+    del row["entities"]
+    bad.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    out = tmp_path / "cost.json"
+    assert cost.main(["--data-path", str(bad), "--corpus-scale", "0", "--json", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m bench.cost: ") and "bad.jsonl" in err and "entities" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad]  # no result, not even a partial one
+    with pytest.raises(SystemExit) as missing:
+        cost.main(["--data-path", str(tmp_path / "absent.jsonl"), "--corpus-scale", "0"])
+    assert missing.value.code == 2

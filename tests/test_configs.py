@@ -1,5 +1,7 @@
-"""The prime-rl configs in ``configs/``: they parse, keep the seed recipe, and avoid the mistakes prime-rl's
-own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit).
+"""The configs in ``configs/``. The prime-rl configs parse, keep the seed recipe, and avoid the mistakes prime-rl's
+own validation lets through silently (each one checked against its ``RLConfig`` at the pinned commit). The
+``vf-eval`` ones (the model aliases of ``endpoints.toml``, ``eval/*.toml``) and the README's main-job commands
+resolve to Prime Inference's Trinity-Mini and drugprot's pinned seat (dry runs of the real CLIs).
 
 Every RL config names how it is launched on a ``# Usage: uv run rl @ a.toml @ b.toml`` line; the tests
 merge that chain the way prime-rl's ``@`` files merge (tables deep-merged, everything else replaced) and
@@ -11,8 +13,11 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
+import os
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -30,6 +35,10 @@ CONFIGS = ROOT / "configs"
 README = CONFIGS / "README.md"
 VALIDATE_SCRIPT = ROOT / "scripts" / "validate_prime_rl.sh"
 BASE = "configs/drugprot.toml"
+EXTRACTION = "configs/rl/extraction.toml"
+HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
+legacy_only = pytest.mark.skipif(not HAS_LEGACY, reason="verifiers >= 0.4 has no legacy (v0) stack")
+EVAL_EXTRACTION = CONFIGS / "eval" / "extraction.toml"
 
 
 def _load_script(name: str) -> Any:
@@ -49,6 +58,16 @@ PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 # (`scripts/prompt_lengths.py --data-path drugprot-train350.jsonl`; 1,730 tasks, pair 23371303:T47:T62).
 REAL_SAMPLE_MAX_PROMPT_CHARS = 5717
 REAL_SAMPLE_MAX_PROMPT_BYTES = 5731
+# The same in extraction mode (`... --mode extraction`; 350 tasks, one per abstract, PMID 23371303), and its
+# gold answers: the longest answer block (PMID 23598363, 33 relations) and the most relations of one abstract
+# (PMID 12085361). configs/rl/extraction.toml sizes its lengths from these.
+REAL_SAMPLE_EXTRACTION_MAX_PROMPT_CHARS = 7695
+REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES = 7708
+REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES = 908
+REAL_SAMPLE_EXTRACTION_MOST_RELATIONS = 38
+# The base recipe's completion budget, spent on one pair's reasoning (512 truncated it); extraction mode keeps
+# it for the reasoning and adds room for the relations block.
+REASONING_TOKENS = 2048
 
 # prime-rl's AFMoE (the implementation `impl = "auto"` picks for Trinity-Mini): the module-path components
 # LoRA can attach to. A plain target name matches any dotted component of a module path.
@@ -64,6 +83,11 @@ AFMOE_LORA_TARGETS = {
 }
 # Also in the model but never to be targeted: the router gate, the shared expert (raw parameters), ...
 AFMOE_NOT_TARGETS = {"gate", "router", "shared_expert", "embed_tokens", "lm_head", "norm", "q_norm", "k_norm"}
+# prime-rl's default LoRA target_modules at the pinned commit (test_prime_rl_default_lora_targets checks it).
+PRIME_RL_DEFAULT_TARGETS = [
+    *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
+    *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
+]
 RECIPE_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"]
 NUM_ROUTED_EXPERTS = 128
 
@@ -130,11 +154,16 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def load_run(path: Path) -> dict[str, Any]:
+def merge_chain(chain: list[str]) -> dict[str, Any]:
+    """The merged tables of ``rl @ chain[0] @ chain[1] ...`` (paths relative to the repository root)."""
     config: dict[str, Any] = {}
-    for rel in usage_chain(path):
+    for rel in chain:
         config = deep_merge(config, tomllib.loads((ROOT / rel).read_text(encoding="utf-8")))
     return config
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    return merge_chain(usage_chain(path))
 
 
 def get(config: dict[str, Any], dotted: str, default: Any = None) -> Any:
@@ -289,8 +318,20 @@ def renderer_problems(config: dict[str, Any]) -> list[str]:
     return found
 
 
-def prompt_token_bound() -> int:
-    return REAL_SAMPLE_MAX_PROMPT_BYTES + prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+def mode_of(config: dict[str, Any]) -> str:
+    """The task mode of the run's train source (the eval sources are checked to match in ``test_env_sources``)."""
+    return get(config, "orchestrator.train.source", [{}])[0].get("env", {}).get("taskset", {}).get("mode", "pair")
+
+
+def prompt_token_bound(mode: str = "pair") -> int:
+    """The longest prompt of the real sample's train split in ``mode``, in tokens at <= 1 token per byte."""
+    nbytes = {"pair": REAL_SAMPLE_MAX_PROMPT_BYTES, "extraction": REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES}[mode]
+    return nbytes + prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+
+
+def completion_tokens(config: dict[str, Any]) -> int:
+    """The train sampling's completion cap (every eval source must match it: ``test_config_values``)."""
+    return get(config, "orchestrator.train.sampling.max_completion_tokens")
 
 
 # ---------------------------------------------------------------------------------------------- tests
@@ -303,7 +344,7 @@ def test_every_toml_in_configs_parses() -> None:
 
 
 def test_run_configs_are_the_documented_ones() -> None:
-    assert RUN_IDS == [BASE, "configs/rl/node8.toml", "configs/rl/slurm.toml", "configs/rl/smoke.toml"]
+    assert RUN_IDS == [BASE, EXTRACTION, "configs/rl/node8.toml", "configs/rl/slurm.toml", "configs/rl/smoke.toml"]
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -326,7 +367,8 @@ def test_pinned_commit_matches_script_and_readme() -> None:
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_config_has_no_silent_problems(path: Path) -> None:
-    assert problems(load_run(path), prompt_token_bound()) == []
+    config = load_run(path)
+    assert problems(config, prompt_token_bound(mode_of(config))) == []
 
 
 # The seed recipe (trinity-mini notes, section 10), as the configs resolve it.
@@ -361,6 +403,12 @@ RECIPE = {
 }
 VARIANTS = {
     BASE: {},
+    EXTRACTION: {
+        "seq_len": 14336,
+        "inference.vllm.max_model_len": 14336,
+        "orchestrator.train.sampling.max_completion_tokens": 4096,
+        "orchestrator.eval.sampling.max_completion_tokens": 4096,
+    },
     "configs/rl/node8.toml": {
         "deployment.num_infer_gpus": 4,
         "deployment.num_train_gpus": 4,
@@ -393,41 +441,55 @@ def test_config_values(path: Path) -> None:
     assert {key: get(config, key) for key in expected} == expected
 
 
+# The taskset fields each run sets beyond the base's: extraction mode on both sources (negatives must be 0).
+MODE_FIELDS = {EXTRACTION: {"mode": "extraction", "negatives": 0}}
+
+
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_env_sources(path: Path) -> None:
     config = load_run(path)
+    mode_fields = MODE_FIELDS.get(str(path.relative_to(ROOT)), {})
     tasksets = [(kind, source["name"], source["env"]["taskset"]) for kind, _, source in sources(config)]
     assert tasksets == [
-        ("train", "drugprot", {"id": "drugprot", "split": "train", "shuffle": True, "seed": 0}),
+        ("train", "drugprot", {"id": "drugprot", "split": "train", "shuffle": True, "seed": 0, **mode_fields}),
         (
             "eval",
             "drugprot-validation",
-            {"id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0},
+            {"id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, **mode_fields},
         ),
     ]
     agents = [source["env"]["agent"] for _, _, source in sources(config)]
     assert agents == [{"harness": {"id": "drugprot"}, "runtime": {"type": "subprocess"}}] * 2
 
 
-def test_lora_targets_are_prime_rl_defaults_present_in_afmoe() -> None:
-    prime_rl_default = [
-        *("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"),
-        *("fc1_latent_proj", "fc2_latent_proj"),  # NemotronH's LatentMoE only
-    ]
-    assert [t for t in prime_rl_default if t in AFMOE_LORA_TARGETS] == RECIPE_TARGETS
-    assert not AFMOE_NOT_TARGETS & set(AFMOE_LORA_TARGETS)
-    assert all(re.fullmatch(r"\w+", t) for t in AFMOE_LORA_TARGETS)  # plain names: no regex matching
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
+def test_lora_targets_are_prime_rl_defaults_present_in_afmoe(path: Path) -> None:
+    """Each config targets exactly prime-rl's default LoRA targets that name AFMoE modules, in prime-rl's order:
+    no router gate or other non-target, plain names only (no regex matching)."""
+    targets = get(load_run(path), "trainer.model.lora.target_modules")
+    assert targets == [t for t in PRIME_RL_DEFAULT_TARGETS if t in AFMOE_LORA_TARGETS]
+    assert not AFMOE_NOT_TARGETS & set(targets)
+    assert all(re.fullmatch(r"\w+", t) for t in targets)
+
+
+FIXTURE_PMIDS = sorted(json.loads(line)["pmid"] for line in FIXTURE_JSONL.read_text(encoding="utf-8").splitlines())
+# What each mode makes of the fixture: tasks, the longest prompt's task key, its characters and UTF-8 bytes.
+FIXTURE_PROMPTS = {"pair": (27, "90000002:T3:T4", 2445, 2445), "extraction": (9, "90000002", 2866, 2866)}
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_tasksets_accept_the_fields_and_build(path: Path) -> None:
     config = load_run(path)
+    mode = mode_of(config)
     for _, label, source in sources(config):
         fields = DrugprotConfig.model_validate(source["env"]["taskset"])
+        assert fields.mode == mode, label
         taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
         m = prompt_lengths.measure(taskset)
-        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == (27, "90000002:T3:T4", 2445, 2445), label
-        assert min(seq_lens(config).values()) >= m.required_seq_len(2048)
+        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == FIXTURE_PROMPTS[mode], label
+        assert min(seq_lens(config).values()) >= m.required_seq_len(completion_tokens(config))
+        if mode == "extraction":  # one task per abstract, keyed by its PMID (shuffled)
+            assert sorted(task.key for task in taskset) == FIXTURE_PMIDS, label
 
 
 def test_taskset_config_rejects_unknown_fields() -> None:
@@ -460,12 +522,77 @@ def test_prompt_bound_on_the_fixture_in_extraction_mode() -> None:
     )
 
 
-def test_real_sample_bound() -> None:
-    assert (REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound(), prompt_token_bound() + 2048) == (
-        5731,
-        5859,
-        7907,
+def test_base_config_quotes_its_seq_len_arithmetic() -> None:
+    """The seq_len comment of configs/drugprot.toml is the measured bound and the config's own values: the real
+    sample's longest prompt in bytes, plus the chat template overhead, plus the train completion tokens, is the
+    bound the config's seq_len holds."""
+    config = load_run(ROOT / BASE)
+    completion = get(config, "orchestrator.train.sampling.max_completion_tokens")
+    lines = (ROOT / BASE).read_text(encoding="utf-8").splitlines()
+    comment = " ".join(line.removeprefix("# ") for line in lines if line.startswith("# "))
+    size, overhead, seq_len = REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_lengths.TEMPLATE_OVERHEAD_TOKENS, config["seq_len"]
+    assert (
+        f"sample: {size:,} UTF-8 bytes -> at most {size:,} + {overhead} (chat template) tokens at <= 1 token per "
+        f"byte, + {completion:,} completion tokens = {prompt_token_bound() + completion:,}. {seq_len:,} leaves room"
+    ) in comment
+    assert seq_len >= prompt_token_bound() + completion
+
+
+def test_answer_lengths_on_the_fixture_in_extraction_mode() -> None:
+    """The longest gold block is 90000006's: 4 relations, two INDIRECT-UPREGULATOR lines of 30 bytes and two
+    INDIRECT-DOWNREGULATOR lines of 32 (`T1 | T2 | INDIRECT-UPREGULATOR`), between `<relations>` and
+    `</relations>` lines; 90000005 has the most relations (5, shorter names)."""
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    a = prompt_lengths.measure_answers(taskset)
+    block = len("<relations>\n") + 2 * 30 + 2 * 32 + 4 * len("\n") + len("</relations>")
+    assert (a.most_relations, a.most_relations_key, a.utf8_bytes, a.key, a.relations) == (
+        5,
+        "90000005",
+        block,
+        "90000006",
+        4,
     )
+    assert block == 152
+
+
+def test_pair_mode_has_no_answer_block() -> None:
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL))
+    assert prompt_lengths.measure_answers(taskset) is None
+
+
+def test_extraction_lengths_hold_the_longest_prompt_and_answer() -> None:
+    """configs/rl/extraction.toml: the completion cap is the recipe's reasoning budget plus room for the longest
+    gold relations block (<= 1 token per byte), and seq_len holds the longest prompt plus that cap, on the real
+    sample (the constants its comment quotes) and on the fixture (measured here)."""
+    config = load_run(ROOT / EXTRACTION)
+    completion = completion_tokens(config)
+    answer_room = completion - REASONING_TOKENS
+    seq_len = min(seq_lens(config).values())
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    fixture_prompt, fixture_answer = prompt_lengths.measure(taskset), prompt_lengths.measure_answers(taskset)
+    assert (completion, answer_room, seq_len) == (4096, 2048, 14336)
+    assert answer_room >= max(REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES, fixture_answer.utf8_bytes)
+    assert seq_len >= prompt_token_bound("extraction") + completion
+    assert seq_len >= fixture_prompt.required_seq_len(completion)
+    # the margin for the full split's longer abstracts: prompts up to 10,112 bytes, 1.31x the sample's longest
+    room = seq_len - completion - prompt_lengths.TEMPLATE_OVERHEAD_TOKENS
+    assert (room, round(room / REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES, 2)) == (10112, 1.31)
+    assert get(config, "inference.vllm.max_model_len") == seq_len
+
+
+def test_extraction_toml_quotes_the_real_sample_numbers() -> None:
+    text = (ROOT / EXTRACTION).read_text(encoding="utf-8")
+    for n in (
+        REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES,
+        prompt_token_bound("extraction"),
+        REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES,
+        REAL_SAMPLE_EXTRACTION_MOST_RELATIONS,
+        REASONING_TOKENS,
+        prompt_token_bound("extraction") + 4096,
+        10112,
+    ):
+        assert f"{n:,}" in text, n
+    assert "scripts/prompt_lengths.py --data-path FILE\n# --split train --mode extraction" in text
 
 
 def test_readme_quotes_the_measured_numbers() -> None:
@@ -474,6 +601,89 @@ def test_readme_quotes_the_measured_numbers() -> None:
     for quoted in (*(f"{n:,}" for n in numbers), f"{prompt_token_bound() + 2048:,}", "10,240"):
         assert quoted in text, quoted
     assert "scripts/prompt_lengths.py --data-path" in text
+    extraction = (
+        REAL_SAMPLE_EXTRACTION_MAX_PROMPT_CHARS,
+        REAL_SAMPLE_EXTRACTION_MAX_PROMPT_BYTES,
+        prompt_token_bound("extraction"),
+        REAL_SAMPLE_EXTRACTION_MAX_ANSWER_BYTES,
+        REAL_SAMPLE_EXTRACTION_MOST_RELATIONS,
+        prompt_token_bound("extraction") + 4096,
+        4096,
+        14336,
+    )
+    for n in extraction:
+        assert f"{n:,}" in text, n
+    assert "uv run rl @ configs/drugprot.toml @ configs/rl/extraction.toml" in text
+    assert "--mode extraction --max-completion-tokens 4096" in text
+
+
+# The 8-GPU split under extraction mode, as configs/rl/extraction.toml's header gives it.
+NODE8_EXTRACTION = [BASE, "configs/rl/node8.toml", EXTRACTION]
+
+
+def test_extraction_on_the_8_gpu_node() -> None:
+    command = "uv run rl " + " ".join(f"@ {rel}" for rel in NODE8_EXTRACTION)
+    assert f"#   {command}\n" in (ROOT / EXTRACTION).read_text(encoding="utf-8")
+    config = merge_chain(NODE8_EXTRACTION)
+    assert problems(config, prompt_token_bound("extraction")) == []
+    expected = {**RECIPE, **VARIANTS["configs/rl/node8.toml"], **VARIANTS[EXTRACTION]}
+    assert {key: get(config, key) for key in expected} == expected
+
+
+def test_extraction_eval_toml_matches_the_rl_eval() -> None:
+    """configs/eval/extraction.toml: the tasks and sampling of the extraction run's in-training eval."""
+    eval_toml = tomllib.loads(EVAL_EXTRACTION.read_text(encoding="utf-8"))
+    rl = load_run(ROOT / EXTRACTION)
+    [(_, _, source)] = [found for found in sources(rl) if found[0] == "eval"]
+    rl_sampling = sampling(rl, "eval", source)
+    assert eval_toml["env"]["taskset"] == source["env"]["taskset"]
+    assert (eval_toml["sampling"]["temperature"], eval_toml["sampling"]["max_tokens"]) == (0.7, 4096)
+    assert (rl_sampling["temperature"], rl_sampling["max_completion_tokens"]) == (0.7, 4096)
+    fields = DrugprotConfig.model_validate(eval_toml["env"]["taskset"])
+    assert (fields.mode, fields.negatives, fields.split, fields.num_tasks) == ("extraction", 0, "validation", 100)
+    taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
+    assert sorted(task.key for task in taskset) == FIXTURE_PMIDS  # shuffled: one task per abstract
+
+
+def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
+    """``vf-eval @ configs/eval/extraction.toml --dry-run`` (``eval @ ...`` on verifiers 0.3.x) accepts every key
+    and resolves extraction mode with drugprot's pinned seat."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists():
+        pytest.skip(f"no {script.name} script next to {sys.executable}")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(script), "@", str(EVAL_EXTRACTION), "--dry-run", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # verifiers 0.3.1 and 0.4.0 write configs/resolved/eval.json; prime-rl's pinned a60a606, configs/eval.json
+    (resolved,) = [*out.glob("*/configs/resolved/eval.json"), *out.glob("*/configs/eval.json")]
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    taskset = config["env"]["taskset"]
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (
+        "arcee/trinity-mini",
+        "https://api.pinference.ai/api/v1",
+        "PRIME_API_KEY",
+    )
+    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 4096)
+    assert (config["num_rollouts"], config["push"]) == (1, False)
+    keys = ("id", "split", "mode", "negatives", "num_tasks", "shuffle", "seed", "data_path")
+    assert {k: taskset[k] for k in keys} == {
+        "id": "drugprot",
+        "split": "validation",
+        "mode": "extraction",
+        "negatives": 0,
+        "num_tasks": 100,
+        "shuffle": True,
+        "seed": 0,
+        "data_path": None,
+    }
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
 
 
 # Each silent pitfall: a change to the base config, and the problems our check reports for it.
@@ -557,6 +767,157 @@ def test_pitfall_is_caught(name: str) -> None:
     assert problems(pitfall_config(name), prompt_token_bound()) == PITFALLS[name][1]
 
 
+# An overlay that sets only the mode on a source: its [[...source]] list replaces the base's, so the base's
+# split, shuffle and seed are gone (the split falls back to DrugprotConfig's "validation"). Hence
+# configs/rl/extraction.toml restates both sources in full.
+MODE_ONLY_OVERLAY = {
+    "orchestrator": {
+        "train": {"source": [{"name": "drugprot", "env": {"taskset": {"id": "drugprot", "mode": "extraction"}}}]}
+    }
+}
+
+
+def test_an_overlay_setting_only_the_mode_is_caught() -> None:
+    config = deep_merge(load_run(ROOT / BASE), MODE_ONLY_OVERLAY)
+    assert source_problems(config) == [
+        "orchestrator.train.source[0] (drugprot): env.taskset.split is None, not 'train'",
+        "orchestrator.train.source[0] (drugprot): env.agent.harness.id is None, not 'drugprot'",
+        "orchestrator.train.source[0] (drugprot): env.agent.runtime.type is None, not 'subprocess' "
+        "(unset means remote Prime sandboxes)",
+    ]
+
+
+# ------------------------------------------------------------------- vf-eval: model aliases, eval configs, README
+
+ENDPOINTS = CONFIGS / "endpoints.toml"
+EVAL_CONFIGS = CONFIGS / "eval"
+ROOT_README = ROOT / "README.md"
+
+
+def test_endpoint_aliases() -> None:
+    """The alias registry: exact entries (legacy ``vf-eval`` reads it from ./configs/endpoints.toml)."""
+    entries = tomllib.loads(ENDPOINTS.read_text(encoding="utf-8"))["endpoint"]
+    assert entries == [
+        {"endpoint_id": "trinity-mini", "model": "arcee/trinity-mini", "url": "https://api.pinference.ai/api/v1",
+         "key": "PRIME_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-openrouter", "model": "arcee-ai/trinity-mini",
+         "url": "https://openrouter.ai/api/v1", "key": "OPENROUTER_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-arcee", "model": "trinity-mini", "url": "https://api.arcee.ai/api/v1",
+         "key": "ARCEE_API_KEY", "type": "openai_chat_completions"},
+        {"endpoint_id": "trinity-mini-local", "model": "trinity-mini", "url": "http://localhost:8000/v1",
+         "key": "VLLM_API_KEY", "type": "openai_chat_completions"},
+    ]  # fmt: skip
+
+
+@legacy_only
+def test_endpoint_registry_loads_in_legacy_vf_eval() -> None:
+    """verifiers' own loader accepts the file and resolves each alias to one endpoint."""
+    from verifiers.legacy.utils.eval_utils import load_endpoints
+
+    endpoints = load_endpoints(str(ENDPOINTS))
+    resolved = {alias: [(e.model, e.base_url, e.api_key_var) for e in group] for alias, group in endpoints.items()}
+    assert resolved == {
+        "trinity-mini": [("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")],
+        "trinity-mini-openrouter": [("arcee-ai/trinity-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")],
+        "trinity-mini-arcee": [("trinity-mini", "https://api.arcee.ai/api/v1", "ARCEE_API_KEY")],
+        "trinity-mini-local": [("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY")],
+    }
+
+
+EXPECTED_EVAL = {
+    "trinity-mini.toml": ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
+    "local-vllm.toml": ("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY"),
+}
+
+
+def test_eval_configs_are_the_documented_ones() -> None:
+    # extraction.toml (extraction mode, 4,096 tokens) is dry-run by test_extraction_eval_toml_dry_run
+    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted([*EXPECTED_EVAL, "extraction.toml"])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_EVAL))
+def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
+    """``vf-eval @ configs/eval/<name> --dry-run`` (0.4; ``eval @ …`` on 0.3.x) accepts every key and resolves it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists():
+        pytest.skip(f"no {script.name} script next to {sys.executable}")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(script), "@", str(EVAL_CONFIGS / name), "--dry-run", "-o", str(out)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    model, base_url, key = EXPECTED_EVAL[name]
+    taskset = config["env"]["taskset"]
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (model, base_url, key)
+    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 2048)
+    assert (config["num_rollouts"], config["push"]) == (1, False)
+    assert {k: taskset[k] for k in ("id", "split", "num_tasks", "shuffle", "seed", "data_path", "negatives")} == {
+        "id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, "data_path": None,
+        "negatives": 0,
+    }  # fmt: skip
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
+README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
+README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
+PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
+
+
+def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
+    block = ROOT_README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
+    assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
+    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
+
+
+def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
+    """The README's first command resolves to Prime Inference's defaults and drugprot's pinned seat (0.3.x's v1
+    CLI is ``eval``), with no ``$PRIME_API_KEY`` needed to resolve it."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "PRIME_API_KEY"}
+    argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (resolved,) = out.glob("*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text(encoding="utf-8"))
+    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
+    limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
+    taskset = config["env"]["taskset"]
+    assert (limit, taskset["split"], taskset["data_path"], taskset["num_tasks"]) == (100, "validation", None, None)
+    agent = config["env"]["agent"]
+    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+@legacy_only
+def test_readme_legacy_command_resolves_the_alias_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's 0.3.x command, parsed and resolved by the legacy ``vf-eval``'s own ``main`` from the repository
+    root, reaches ``arcee/trinity-mini`` on Prime Inference through ``configs/endpoints.toml``; only the final
+    ``run_evaluations`` is replaced by a recorder, so no request is made."""
+    import verifiers.legacy.scripts.eval as legacy_eval
+
+    recorded: list[Any] = []
+
+    async def record(run_config: Any, **_: Any) -> None:
+        recorded.append(run_config)
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("PRIME_API_KEY", raising=False)
+    monkeypatch.setattr(legacy_eval, "run_evaluations", record)
+    legacy_eval.main([*shlex.split(README_LEGACY_COMMAND)[1:], "--disable-tui"])
+    (run_config,) = recorded
+    (config,) = run_config.evals
+    client = config.client_config
+    assert (config.model, client.api_base_url, client.api_key_var) == PRIME_INFERENCE
+    assert (config.env_id, config.endpoint_id, config.env_args) == ("drugprot", "trinity-mini", {})
+    assert (config.num_examples, config.rollouts_per_example, config.save_results) == (100, 1, True)
+
+
 # ---------------------------------------------------------------------------------------------- prime-rl
 
 
@@ -566,16 +927,18 @@ def rl_config() -> Any:
     return pytest.importorskip("prime_rl.configs.rl").RLConfig
 
 
-def rl_cli(rl_config: Any, path: Path, *flags: str) -> Any:
+def rl_cli(rl_config: Any, path: Path, *flags: str, chain: list[str] | None = None) -> Any:
+    """prime-rl's own parse of the file's ``# Usage:`` chain (or of ``chain``), as ``uv run rl`` does it."""
     from pydantic_config import cli
 
-    args = [arg for rel in usage_chain(path) for arg in ("@", str(ROOT / rel))]
+    args = [arg for rel in (chain or usage_chain(path)) for arg in ("@", str(ROOT / rel))]
     return cli(rl_config, args=[*args, *flags])
 
 
 # What prime-rl resolves per config: GPU split, vLLM data parallelism, trainer data-parallel workers, EP.
 RESOLVED = {
     BASE: ("single_node", 1, 1, 1, 1, "auto"),
+    EXTRACTION: ("single_node", 1, 1, 1, 1, "auto"),
     "configs/rl/node8.toml": ("single_node", 4, 4, 4, 4, 4),
     "configs/rl/slurm.toml": ("multi_node", None, None, 8, 8, 8),
     "configs/rl/smoke.toml": ("single_node", 1, 1, 1, 1, "auto"),
@@ -599,7 +962,8 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
     ) == RESOLVED[rel]
     expected_model = "Qwen/Qwen3-0.6B" if rel.endswith("smoke.toml") else "arcee-ai/Trinity-Mini"
     assert (cfg.trainer.model.name, cfg.orchestrator.model.name, cfg.inference.vllm.model) == (expected_model,) * 3
-    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (10240,) * 3
+    seq_len = 14336 if rel == EXTRACTION else 10240
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (seq_len,) * 3
     lora = cfg.trainer.model.lora
     assert (lora.rank, lora.alpha, lora.dropout, lora.target_modules, lora.modules_to_save) == (
         16,
@@ -636,15 +1000,38 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
         "validation",
         100,
     )
-    tokens = 1024 if rel.endswith("smoke.toml") else 2048
+    mode = "extraction" if rel == EXTRACTION else "pair"
+    assert [(s.env.taskset.mode, s.env.taskset.negatives) for s in (train, evaluation)] == [(mode, 0)] * 2
+    tokens = {"configs/rl/smoke.toml": 1024, EXTRACTION: 4096}.get(rel, 2048)
     assert (train.sampling.temperature, train.sampling.max_completion_tokens) == (0.7, tokens)
     s = evaluation.sampling
     assert (s.temperature, s.max_completion_tokens, s.top_p, s.top_k, s.min_p) == (0.7, tokens, 1.0, -1, 0.0)
 
 
+def test_prime_rl_resolves_extraction_on_the_8_gpu_node(rl_config: Any) -> None:
+    cfg = rl_cli(rl_config, ROOT / EXTRACTION, chain=NODE8_EXTRACTION)
+    d = cfg.deployment
+    assert (d.num_infer_gpus, d.num_train_gpus, cfg.inference.vllm.data_parallel_size, cfg.trainer.model.ep) == (
+        4,
+        4,
+        4,
+        4,
+    )
+    assert (cfg.trainer.model.seq_len, cfg.orchestrator.seq_len, cfg.inference.vllm.max_model_len) == (14336,) * 3
+    sources_ = [*cfg.orchestrator.train.source, *cfg.orchestrator.eval.source]
+    assert [(s.env.taskset.mode, s.sampling.max_completion_tokens) for s in sources_] == [("extraction", 4096)] * 2
+
+
 def test_prime_rl_wandb_flag(rl_config: Any) -> None:
     cfg = rl_cli(rl_config, ROOT / BASE, "--monitors.wandb.project", "drugprot")
     assert (cfg.trainer.monitors.wandb.project, cfg.orchestrator.monitors.wandb.project) == ("drugprot",) * 2
+
+
+def test_prime_rl_default_lora_targets(rl_config: Any) -> None:
+    """With ``target_modules`` unset, prime-rl falls back to the default this file names."""
+    config = load_run(ROOT / BASE)
+    del config["trainer"]["model"]["lora"]["target_modules"]
+    assert rl_config.model_validate(config).trainer.model.lora.target_modules == PRIME_RL_DEFAULT_TARGETS
 
 
 def _runtime_from_drugprot_seat(c: Any) -> bool:
@@ -678,3 +1065,21 @@ SILENT = {
 def test_prime_rl_lets_the_pitfall_through(rl_config: Any, name: str) -> None:
     assert SILENT.keys() == PITFALLS.keys()
     assert SILENT[name](rl_config.model_validate(pitfall_config(name)))
+
+
+def test_prime_rl_replaces_the_source_list_of_an_overlay(rl_config: Any, tmp_path: Path) -> None:
+    """prime-rl accepts the mode-only overlay and trains on the validation split, unshuffled."""
+    overlay = tmp_path / "mode-only.toml"
+    overlay.write_text(
+        '[[orchestrator.train.source]]\nname = "drugprot"\n\n'
+        '[orchestrator.train.source.env.taskset]\nid = "drugprot"\nmode = "extraction"\n',
+        encoding="utf-8",
+    )
+    assert tomllib.loads(overlay.read_text(encoding="utf-8")) == MODE_ONLY_OVERLAY
+    cfg = rl_cli(rl_config, ROOT / BASE, chain=[BASE, str(overlay)])
+    [train] = cfg.orchestrator.train.source
+    assert (train.env.taskset.mode, train.env.taskset.split, train.env.taskset.shuffle) == (
+        "extraction",
+        "validation",
+        False,
+    )

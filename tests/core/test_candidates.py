@@ -14,10 +14,10 @@ from drugprot.core.candidates import (
     negative_pairs,
     negative_ratio,
     sample_negatives,
-    select_negatives,
     sentence_index,
     split_sentences,
 )
+from drugprot.core.errors import DrugprotArgumentError
 from drugprot.core.schema import Document, Entity, Relation
 
 SPLIT_CASES = [
@@ -129,7 +129,7 @@ def test_split_exact_spans_and_title() -> None:
     # A title with internal sentences is split further.
     text2 = "A novel receptor. Cloning and characterization. We cloned it."
     assert split_sentences(text2, title_end=47) == [(0, 17), (18, 47), (48, 61)]
-    with pytest.raises(ValueError, match="title_end"):
+    with pytest.raises(DrugprotArgumentError, match="title_end"):
         split_sentences(text, title_end=len(text) + 1)
     assert split_sentences(text, title_end=len(text)) == split_sentences(text)
 
@@ -348,10 +348,16 @@ def test_sample_negatives_deterministic() -> None:
 EXPECTED_SEED0 = [("T1", "T16"), ("T4", "T12"), ("T5", "T17")]
 
 
-def test_select_negatives() -> None:
-    assert select_negatives(DOCS, "all", seed=0) == {d.pmid: negative_pairs(d) for d in DOCS}
-    assert select_negatives(DOCS, 2, seed=3) == sample_negatives(DOCS, 2, seed=3)
-    assert select_negatives(DOCS, 0, seed=3) == {d.pmid: [] for d in DOCS}
-    for bad in ("some", -1, 1.5, True):
-        with pytest.raises(ValueError):
-            select_negatives(DOCS, bad, seed=0)  # type: ignore[arg-type]
+def test_negative_pairs_are_the_candidates_without_a_gold_relation() -> None:
+    doc = DOCS[2]  # C0 C1 G0 G1 (T1-T4), gold (T1, T3), (T1, T4), (T2, T3)
+    assert candidate_pairs(doc) == [("T1", "T3"), ("T1", "T4"), ("T2", "T3"), ("T2", "T4")]
+    assert negative_pairs(doc) == [("T2", "T4")]
+    assert [len(negative_pairs(d)) for d in DOCS] == [99, 4, 1, 4]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
+def test_sample_negatives_rejects_a_bad_count(bad: object) -> None:
+    with pytest.raises(DrugprotArgumentError) as err:
+        sample_negatives(DOCS, bad, seed=0)  # type: ignore[arg-type]
+    assert str(err.value) == f"per_positive must be a non-negative int, got {bad!r}"
+    assert isinstance(err.value, ValueError)

@@ -21,7 +21,7 @@ from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
 from drugprot.core.schema import Document, Entity, Relation
 from drugprot.core.scoring import SCORER_VERSION, score_reply
 from drugprot.core.tasks import build_tasks
-from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
+from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "environments" / "drugprot" / "pyproject.toml"
 
@@ -143,8 +143,16 @@ def test_the_pins_see_a_one_character_change() -> None:
     assert digest([prompts[0] + " ", *prompts[1:]]) != digest(prompts)
     scores = scored_replies()
     assert digest([{**scores[0], "format": 1.0 - scores[0]["format"]}, *scores[1:]]) != digest(scores)
-    assert len(prompts) == 2 + 4 * len(build_tasks([DOCUMENT], negatives="all"))
-    assert len(scores) == 2 * len(CONTENTS) * len(REASONINGS)
+    # What the pins cover: 2 system prompts + 4 renderings of each of DOCUMENT's 5 pairs (3 gold, 2 candidates),
+    # and 24 replies x 3 reasoning fields x 2 option sets.
+    assert [(t.key, t.labels) for t in build_tasks([DOCUMENT], negatives="all")] == [
+        ("99999999:T1:T2", ("INHIBITOR",)),
+        ("99999999:T1:T3", ("INHIBITOR", "SUBSTRATE")),
+        ("99999999:T4:T6", ("PART-OF",)),
+        ("99999999:T4:T3", ("NO-RELATION",)),
+        ("99999999:T4:T5", ("NO-RELATION",)),
+    ]
+    assert (len(prompts), len(scores)) == (22, 144)
 
 
 def test_the_package_version_is_the_pyproject_one() -> None:

@@ -14,6 +14,7 @@ import pytest
 from verifiers.v1.types import AssistantMessage, UserMessage
 from verifiers.v1.utils.loaders import default_harness_id, harness_class, resolve_env_config
 
+import drugprot
 from drugprot.envs.harness import (
     HARNESS_ID,
     NULL_HARNESS_ID,
@@ -39,7 +40,7 @@ SECRET = "rollout-secret"
 
 def test_harness_id_is_the_package_name_and_verifiers_resolves_it() -> None:
     assert (HARNESS_ID, NULL_HARNESS_ID) == ("drugprot", "null")
-    assert harness_class(HARNESS_ID) is DrugprotHarness
+    assert harness_class(HARNESS_ID) is drugprot.DrugprotHarness is DrugprotHarness
     # the taskset's package exports the harness, so it is also the default of an unpinned seat
     assert default_harness_id("drugprot") == "drugprot"
 

@@ -1,4 +1,4 @@
-"""The verifiers v0 (legacy) adapter ``drugprot.load_environment``, the model aliases and the v1 eval configs.
+"""The verifiers v0 (legacy) adapter ``drugprot.load_environment`` (``drugprot.envs.legacy``).
 
 Tests that need the legacy stack (verifiers 0.3.x) skip on 0.4.x, where the adapter must instead raise
 ``LegacyVerifiersUnavailable``. v0 and v1 are checked to score the reply table of ``test_parsing`` identically:
@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import importlib.util
-import inspect
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tomllib
@@ -31,14 +29,12 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
-from tests.conftest import FIXTURE_JSONL
-from tests.core.test_parsing import CASES, GOLD
+from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
+from tests.core.test_parsing import CASES, GOLD, NR_CASES
 from tests.envs.traces import make_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINTS = ROOT / "configs" / "endpoints.toml"
-README = ROOT / "README.md"
-EVAL_CONFIGS = ROOT / "configs" / "eval"
 
 HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
 legacy_only = pytest.mark.skipif(
@@ -84,16 +80,6 @@ LABEL_OF = {"A": "INDIRECT-DOWNREGULATOR", "B": "INDIRECT-UPREGULATOR", "E": "IN
             "L": "SUBSTRATE_PRODUCT-OF", "M": "PART-OF", None: None}  # fmt: skip
 
 
-def v1_knobs() -> dict[str, Any]:
-    """DrugprotConfig's own fields (not the base TasksetConfig's) and their defaults."""
-    import verifiers.v1 as vf
-
-    from drugprot.envs.taskset import DrugprotConfig
-
-    base = set(vf.TasksetConfig.model_fields)
-    return {name: f.default for name, f in DrugprotConfig.model_fields.items() if name not in base}
-
-
 def v1_tasks(**knobs: Any) -> list[Any]:
     from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
 
@@ -115,33 +101,20 @@ def test_import_loads_no_verifiers() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_all_exports() -> None:
-    """verifiers' v1 loader takes the one Taskset subclass and the one Harness subclass of ``__all__``; the legacy
-    loader takes ``load_environment``. Every exported name resolves to the object of that role."""
-    import verifiers.v1 as vf
+@legacy_only
+def test_legacy_vf_eval_loads_the_env_by_its_id() -> None:
+    """The legacy ``vf-eval drugprot -a '{...}'`` imports the package ``drugprot`` and calls its ``load_environment``
+    with the ``-a`` arguments: verifiers' own loader gets drugprot's legacy env, built from those knobs."""
+    import verifiers.legacy as vf
+    from verifiers.legacy.utils.env_utils import import_env_module
+    from verifiers.legacy.utils.env_utils import load_environment as vf_load_environment
 
-    import drugprot
-    from drugprot.envs.harness import DrugprotHarness
-    from drugprot.envs.legacy import load_environment
-    from drugprot.envs.taskset import DrugprotEnv, DrugprotTaskset
-
-    exported = {name: getattr(drugprot, name) for name in drugprot.__all__}
-    assert exported == {
-        "DrugprotTaskset": DrugprotTaskset,
-        "DrugprotEnv": DrugprotEnv,
-        "DrugprotHarness": DrugprotHarness,
-        "load_environment": load_environment,
-    }
-    tasksets = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Taskset)]
-    harnesses = [v for v in exported.values() if isinstance(v, type) and issubclass(v, vf.Harness)]
-    assert (tasksets, harnesses) == ([DrugprotTaskset], [DrugprotHarness])
-
-
-def test_knobs_match_the_v1_config() -> None:
-    """Every v1 knob is a ``load_environment`` argument with the same default; ``train_split`` is the only extra."""
-    params = inspect.signature(load_environment).parameters
-    assert {name: p.default for name, p in params.items() if name != "train_split"} == v1_knobs()
-    assert params["train_split"].default == "train"
+    assert import_env_module("drugprot").load_environment is load_environment
+    args = {"split": "train", "data_path": str(FIXTURE_JSONL), "num_tasks": 3}
+    env = vf_load_environment("drugprot", **args)
+    assert isinstance(env, vf.SingleTurnEnv) and type(env.parser).__name__ == "DrugprotParser"
+    assert (env.env_id, env.env_args) == ("drugprot", args)
+    assert [r["info"]["key"] for r in env.get_eval_dataset().to_list()] == [key for key, _ in FIXTURE_ANSWERS[:3]]
 
 
 def test_v1_flags() -> None:
@@ -178,129 +151,6 @@ def test_error_without_legacy_stack() -> None:
         drugprot.load_environment(data_path=str(FIXTURE_JSONL))
     assert f"vf-eval drugprot -m arcee/trinity-mini --env.taskset.data-path {FIXTURE_JSONL}\n" in str(err.value)
     assert len(v1_tasks(split="train", data_path=str(FIXTURE_JSONL))) == 27
-
-
-def test_endpoint_aliases() -> None:
-    """The alias registry: exact entries (legacy ``vf-eval`` reads it from ./configs/endpoints.toml)."""
-    entries = tomllib.loads(ENDPOINTS.read_text(encoding="utf-8"))["endpoint"]
-    assert entries == [
-        {"endpoint_id": "trinity-mini", "model": "arcee/trinity-mini", "url": "https://api.pinference.ai/api/v1",
-         "key": "PRIME_API_KEY", "type": "openai_chat_completions"},
-        {"endpoint_id": "trinity-mini-openrouter", "model": "arcee-ai/trinity-mini",
-         "url": "https://openrouter.ai/api/v1", "key": "OPENROUTER_API_KEY", "type": "openai_chat_completions"},
-        {"endpoint_id": "trinity-mini-arcee", "model": "trinity-mini", "url": "https://api.arcee.ai/api/v1",
-         "key": "ARCEE_API_KEY", "type": "openai_chat_completions"},
-        {"endpoint_id": "trinity-mini-local", "model": "trinity-mini", "url": "http://localhost:8000/v1",
-         "key": "VLLM_API_KEY", "type": "openai_chat_completions"},
-    ]  # fmt: skip
-
-
-@legacy_only
-def test_endpoint_registry_loads_in_legacy_vf_eval() -> None:
-    """verifiers' own loader accepts the file and resolves each alias to one endpoint."""
-    from verifiers.legacy.utils.eval_utils import load_endpoints
-
-    endpoints = load_endpoints(str(ENDPOINTS))
-    resolved = {alias: [(e.model, e.base_url, e.api_key_var) for e in group] for alias, group in endpoints.items()}
-    assert resolved == {
-        "trinity-mini": [("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")],
-        "trinity-mini-openrouter": [("arcee-ai/trinity-mini", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")],
-        "trinity-mini-arcee": [("trinity-mini", "https://api.arcee.ai/api/v1", "ARCEE_API_KEY")],
-        "trinity-mini-local": [("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY")],
-    }
-
-
-EXPECTED_EVAL = {
-    "trinity-mini.toml": ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
-    "local-vllm.toml": ("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY"),
-}
-
-
-def test_eval_configs_are_the_documented_ones() -> None:
-    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted(EXPECTED_EVAL)
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED_EVAL))
-def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
-    """``vf-eval @ configs/eval/<name> --dry-run`` (0.4; ``eval @ …`` on 0.3.x) accepts every key and resolves it."""
-    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
-    if not script.exists():
-        pytest.skip(f"no {script.name} script next to {sys.executable}")
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [str(script), "@", str(EVAL_CONFIGS / name), "--dry-run", "-o", str(out)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (resolved,) = out.glob("*/configs/resolved/eval.json")
-    config = json.loads(resolved.read_text(encoding="utf-8"))
-    model, base_url, key = EXPECTED_EVAL[name]
-    taskset = config["env"]["taskset"]
-    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (model, base_url, key)
-    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"]) == (0.7, 2048)
-    assert (config["num_rollouts"], config["push"]) == (1, False)
-    assert {k: taskset[k] for k in ("id", "split", "num_tasks", "shuffle", "seed", "data_path", "negatives")} == {
-        "id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, "data_path": None,
-        "negatives": 0,
-    }  # fmt: skip
-    agent = config["env"]["agent"]
-    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
-
-
-# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
-README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
-README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
-PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
-
-
-def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
-    block = README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
-    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
-    assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
-    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
-
-
-def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
-    """The README's first command resolves to Prime Inference's defaults and drugprot's pinned seat (0.3.x's v1
-    CLI is ``eval``), with no ``$PRIME_API_KEY`` needed to resolve it."""
-    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
-    out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if k != "PRIME_API_KEY"}
-    argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (resolved,) = out.glob("*/configs/resolved/eval.json")
-    config = json.loads(resolved.read_text(encoding="utf-8"))
-    assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
-    limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
-    taskset = config["env"]["taskset"]
-    assert (limit, taskset["split"], taskset["data_path"], taskset["num_tasks"]) == (100, "validation", None, None)
-    agent = config["env"]["agent"]
-    assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
-
-
-@legacy_only
-def test_readme_legacy_command_resolves_the_alias_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's 0.3.x command, parsed and resolved by the legacy ``vf-eval``'s own ``main`` from the repository
-    root, reaches ``arcee/trinity-mini`` on Prime Inference through ``configs/endpoints.toml``; only the final
-    ``run_evaluations`` is replaced by a recorder, so no request is made."""
-    import verifiers.legacy.scripts.eval as legacy_eval
-
-    recorded: list[Any] = []
-
-    async def record(run_config: Any, **_: Any) -> None:
-        recorded.append(run_config)
-
-    monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("PRIME_API_KEY", raising=False)
-    monkeypatch.setattr(legacy_eval, "run_evaluations", record)
-    legacy_eval.main([*shlex.split(README_LEGACY_COMMAND)[1:], "--disable-tui"])
-    (run_config,) = recorded
-    (config,) = run_config.evals
-    client = config.client_config
-    assert (config.model, client.api_base_url, client.api_key_var) == PRIME_INFERENCE
-    assert (config.env_id, config.endpoint_id, config.env_args) == ("drugprot", "trinity-mini", {})
-    assert (config.num_examples, config.rollouts_per_example, config.save_results) == (100, 1, True)
 
 
 # ----------------------------------------------------------------------------------------------- legacy
@@ -367,10 +217,33 @@ def test_same_prompts_as_v1(env: Any) -> None:
         )  # fmt: skip
 
 
+def two_split_tsv(directory: Path) -> Path:
+    """The official TSV layout with two different splits: ``training/`` is the fixture (9 abstracts, 27 pairs),
+    ``development/`` its first two abstracts (90000001, 90000002: 6 pairs)."""
+    for folder, prefix, keep in (
+        ("training", "training", None),
+        ("development", "development", ("90000001", "90000002")),
+    ):
+        (directory / folder).mkdir(parents=True)
+        for kind in ("abstracs", "entities", "relations"):
+            lines = (FIXTURE_TSV / f"drugprot_training_{kind}.tsv").read_text(encoding="utf-8").splitlines(True)
+            kept = [line for line in lines if keep is None or line.split("\t", 1)[0] in keep]
+            (directory / folder / f"drugprot_{prefix}_{kind}.tsv").write_text("".join(kept), encoding="utf-8")
+    return directory
+
+
 @legacy_only
-def test_train_dataset(env: Any) -> None:
-    """``train_split`` picks the training dataset (a single local file is the same split either way)."""
-    assert env.get_dataset().to_list() == env.get_eval_dataset().to_list()
+@pytest.mark.parametrize(("split", "train_split"), [("validation", "train"), ("train", "validation")])
+def test_train_split_picks_the_training_dataset(tmp_path: Path, split: str, train_split: str) -> None:
+    """``split`` is the ``eval_dataset``, ``train_split`` the training ``dataset``; each holds the tasks the v1
+    taskset selects for that split."""
+    data = str(two_split_tsv(tmp_path))
+    env = load_environment(split=split, train_split=train_split, data_path=data)
+    keys = {"train": [key for key, _ in FIXTURE_ANSWERS], "validation": [key for key, _ in FIXTURE_ANSWERS[:6]]}
+    assert [r["info"]["key"] for r in env.get_eval_dataset().to_list()] == keys[split]
+    assert [r["info"]["key"] for r in env.get_dataset().to_list()] == keys[train_split]
+    for which, dataset in ((split, env.get_eval_dataset()), (train_split, env.get_dataset())):
+        assert [r["info"]["key"] for r in dataset.to_list()] == [t.key for t in v1_tasks(split=which, data_path=data)]
 
 
 @legacy_only
@@ -536,16 +409,27 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
         trace.rewards["accuracy"].score, trace.rewards["format"].score, trace.metrics["answered"]
     ) == (accuracy, fmt, float(letter is not None))  # fmt: skip
     assert output["metrics"]["accuracy"] == accuracy and output["metrics"]["format"] == fmt
-    assert output["info"][legacy.INFO_KEY] == trace.info["drugprot"] == record
+    assert output["info"]["drugprot"] == trace.info["drugprot"] == record  # the key the report reads
     # The legacy client rejects a reply with neither content nor reasoning; the rollout still scores 0.
     assert (output.get("error") is not None) == (content is None and reasoning is None)
 
 
-@legacy_only
-def test_info_key_matches_v1() -> None:
-    from drugprot.envs.taskset import INFO_KEY
+@pytest.fixture(scope="module")
+def env_with_negatives() -> Any:
+    if not HAS_LEGACY:
+        pytest.skip("verifiers >= 0.4 has no legacy (v0) stack")
+    return load_environment(split="train", data_path=str(FIXTURE_JSONL), negatives=1)
 
-    assert legacy.INFO_KEY == INFO_KEY
+
+@legacy_only
+@pytest.mark.parametrize(("content", "letter", "accuracy", "fmt"), NR_CASES)
+def test_no_relation_option(env_with_negatives: Any, content: str, letter: str, accuracy: int, fmt: int) -> None:
+    """With NO-RELATION candidates the parser and the rubric take the ``N`` answers of the table, on a negative row."""
+    row = next(r for r in env_with_negatives.get_eval_dataset() if r["info"]["labels"] == ["NO-RELATION"])
+    output = asyncio.run(env_with_negatives.run_rollout(row, _scripted_client(content, None), "scripted-model", {}))
+    assert env_with_negatives.parser.parse_answer([{"role": "assistant", "content": content}]) == letter
+    assert (output["info"]["drugprot"]["letter"], output["accuracy"], output["format"]) == (letter, accuracy, fmt)
+    assert output["reward"] == accuracy * 1.0 + fmt * 0.1
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -619,7 +503,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
             acc * 1.0 + fmt * 0.1, acc, fmt, float(record["letter"] is not None)
         )  # fmt: skip
         assert row["metrics"]["accuracy"] == acc and row["metrics"]["format"] == fmt
-        assert row["info"][legacy.INFO_KEY] == record
+        assert row["info"]["drugprot"] == record
         assert row.get("error") is None
     assert set(seen.values()) == {2} and len(seen) == 27
 
@@ -628,7 +512,6 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
 def test_legacy_vf_eval_wrong_data_path_fails_with_our_message(tmp_path: Path) -> None:
     """The legacy ``vf-eval`` with a wrong ``data_path``: exit 1 before any rollout, our message on the last line
     (verifiers wraps every ``load_environment`` error in ``RuntimeError: Failed to load environment ...``)."""
-    import os
 
     from tests.e2e import script_path
 

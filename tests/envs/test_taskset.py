@@ -1,12 +1,62 @@
-"""The v1 taskset scores replies exactly as the core does: the parser table through ``await task.score``."""
+"""The v1 taskset (``drugprot.envs.taskset``): verifiers finds it by the package's exports, it scores replies
+exactly as the core does (the parser table through ``await task.score``), and its reward weights.
+
+Reward weights have one route: ``accuracy_weight`` / ``format_weight`` are folded into verifiers' own
+``task.rewards`` when ``DrugprotConfig`` is validated, so every path that builds tasks from the config's
+``task`` scores with them. verifiers' env server (prime-rl's ``env-server``) rebuilds each task from
+``task`` without calling ``DrugprotTaskset.load()``; the last tests run a rollout through it."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
 
-from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotTask
+import pydantic
+import pytest
+import verifiers.v1 as vf
+from verifiers.v1.utils.loaders import (
+    env_config_type,
+    environment_class,
+    resolve_env_config,
+    task_type,
+    taskset_class,
+    taskset_config_type,
+)
+
+import drugprot
+from drugprot.core.errors import DrugprotConfigError
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import load_questions
+from drugprot.core.scoring import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
+from drugprot.envs.harness import HARNESS_ID
+from drugprot.envs.taskset import (
+    INFO_KEY,
+    DrugprotConfig,
+    DrugprotData,
+    DrugprotEnv,
+    DrugprotEnvConfig,
+    DrugprotTask,
+    DrugprotTaskset,
+    fold_weights,
+)
+from drugprot.tools.serve import OpenAIServer, Reply, fixed_responder
+from tests.conftest import FIXTURE_JSONL
 from tests.core.test_parsing import CASES, GOLD, NR_CASES, T
+from tests.e2e import API_KEY_VAR, DEFAULT_API_KEY
 from tests.envs.traces import make_task, make_trace
+
+
+def test_verifiers_resolves_the_id_drugprot_to_the_package_exports() -> None:
+    """``vf-eval drugprot`` imports the package ``drugprot`` and takes the one subclass of each role that its
+    ``__all__`` exports; the lazy public names are those same classes."""
+    assert taskset_class("drugprot") is drugprot.DrugprotTaskset is DrugprotTaskset
+    assert environment_class("drugprot") is drugprot.DrugprotEnv is DrugprotEnv
+    assert taskset_config_type("drugprot") is drugprot.DrugprotConfig is DrugprotConfig
+    assert env_config_type("drugprot") is DrugprotEnvConfig
+    assert task_type("drugprot") is drugprot.DrugprotTask is DrugprotTask
+    assert drugprot.DrugprotData is DrugprotData
 
 
 @pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
@@ -58,3 +108,211 @@ async def test_weights_come_from_config() -> None:
     assert trace.rewards["accuracy"].weight == 0.7
     assert trace.rewards["format"].weight == 0.3
     assert trace.reward == pytest.approx(0.7)
+
+
+# ------------------------------------------------------------------------------------------------ weights
+
+Entry = vf.RewardFunctionConfig
+
+
+async def test_the_weighted_rewards_are_the_tasks_rewards() -> None:
+    """The core's weighted rewards (``REWARD_NAMES``) are exactly the task's ``@vf.reward`` methods, at the core's
+    default weights, and each has its weight knob on the config; ``answered`` is a metric."""
+    task = make_task(GOLD)
+    trace = make_trace(task, T + "\\boxed{E}", None)
+    await task.score(trace)
+    assert {name: reward.weight for name, reward in trace.rewards.items()} == {
+        name: DEFAULT_WEIGHTS.of(name) for name in REWARD_NAMES
+    }
+    assert list(trace.metrics) == ["answered"]
+    assert {weight_knob(name) for name in REWARD_NAMES} <= set(DrugprotConfig.model_fields)
+
+
+# ------------------------------------------------------------------------------------------------ folding
+
+DEFAULTS = {"accuracy_weight": 1.0, "format_weight": 0.1}
+
+
+def knob_weights(knobs: dict[str, float]) -> Weights:
+    """The ``TaskOptions.weights`` of these weight-knob values (the rest at their defaults)."""
+    return TaskOptions.from_knobs(DEFAULTS | knobs).weights
+
+
+@pytest.mark.parametrize(
+    ("knobs", "explicit", "rewards", "folded", "weights"),
+    [
+        # nothing set: no entries, the @vf.reward weights
+        ({}, set(), {}, {}, Weights(1.0, 0.1)),
+        # a knob set: its reward's entry
+        ({"format_weight": 0.2}, {"format_weight"}, {}, {"format": Entry(weight=0.2)}, Weights(1.0, 0.2)),
+        # a knob set to its default still becomes an entry (it was asked for)
+        ({"format_weight": 0.1}, {"format_weight"}, {}, {"format": Entry(weight=0.1)}, Weights(1.0, 0.1)),
+        # task.rewards only: the knob reads the entry's weight
+        ({}, set(), {"format": Entry(weight=0.2)}, {"format": Entry(weight=0.2)}, Weights(1.0, 0.2)),
+        # both, agreeing
+        ({"accuracy_weight": 2.0}, {"accuracy_weight"}, {"accuracy": Entry(weight=2.0)},
+         {"accuracy": Entry(weight=2.0)}, Weights(2.0, 0.1)),
+        # an entry without a weight (a priority, a plugged fn) keeps its fields and takes the knob's weight
+        ({"format_weight": 0.2}, {"format_weight"}, {"format": Entry(fn="m:f", priority=3)},
+         {"format": Entry(fn="m:f", priority=3, weight=0.2)}, Weights(1.0, 0.2)),
+        # other rewards' entries pass through
+        ({}, set(), {"length": Entry(fn="m:g", weight=-0.5)}, {"length": Entry(fn="m:g", weight=-0.5)},
+         Weights(1.0, 0.1)),
+    ],
+)  # fmt: skip
+def test_fold_weights(
+    knobs: dict[str, float], explicit: set[str], rewards: dict[str, Any], folded: dict[str, Any], weights: Weights
+) -> None:
+    task = vf.TaskConfig(rewards=rewards)
+    new, got = fold_weights(task, knob_weights(knobs), explicit)
+    assert (new.rewards, got) == (folded, weights)
+    assert task.rewards == rewards  # pure: the given config is left as it was
+
+
+def test_fold_weights_refuses_a_conflict_naming_both() -> None:
+    task = vf.TaskConfig(rewards={"format": Entry(weight=0.2)})
+    with pytest.raises(DrugprotConfigError) as err:
+        fold_weights(task, knob_weights({"format_weight": 0.3}), {"format_weight"})
+    assert str(err.value) == (
+        "format_weight = 0.3 and task.rewards.format.weight = 0.2 both set the weight of the format reward; "
+        "set only one of them (or both to the same value)"
+    )
+    assert err.value.knob == "format_weight"
+
+
+# ------------------------------------------------------------------------------------------------ the config
+
+
+def test_config_folds_a_knob_into_task_rewards() -> None:
+    config = DrugprotConfig(id="drugprot", format_weight=0.2)
+    assert config.task.rewards == {"format": Entry(weight=0.2)}
+    assert (config.accuracy_weight, config.format_weight, config.weights()) == (1.0, 0.2, Weights(1.0, 0.2))
+
+
+def test_config_knobs_read_the_task_rewards_weights() -> None:
+    config = DrugprotConfig(id="drugprot", task={"rewards": {"accuracy": {"weight": 0.5}}})
+    assert (config.accuracy_weight, config.format_weight) == (0.5, 0.1)
+    assert config.task.rewards == {"accuracy": Entry(weight=0.5)}
+
+
+def test_config_conflict_is_a_validation_error() -> None:
+    with pytest.raises(pydantic.ValidationError) as err:
+        DrugprotConfig(id="drugprot", format_weight=0.3, task={"rewards": {"format": {"weight": 0.2}}})
+    assert "format_weight = 0.3 and task.rewards.format.weight = 0.2 both set the weight" in str(err.value)
+
+
+def test_the_shared_default_task_config_is_never_modified() -> None:
+    DrugprotConfig(id="drugprot", accuracy_weight=3.0, format_weight=0.2)
+    assert DrugprotConfig.model_fields["task"].default.rewards == {}
+    assert DrugprotConfig(id="drugprot").task.rewards == {}
+
+
+@pytest.mark.parametrize(
+    "taskset",
+    [
+        {"format_weight": 0.2},
+        {"task": {"rewards": {"format": {"weight": 0.2}}}},
+        {"format_weight": 0.2, "task": {"rewards": {"format": {"weight": 0.2}}}},
+    ],
+)
+def test_weights_survive_the_dump_a_launcher_writes(taskset: dict[str, Any]) -> None:
+    """``rl`` validates the config, writes it whole as JSON, and the env server validates that again."""
+    raw = {"taskset": {"id": "drugprot", **taskset}}
+    first = resolve_env_config(raw)
+    again = resolve_env_config(json.loads(json.dumps(first.model_dump(mode="json"))))
+    assert first.taskset.task.rewards == {"format": Entry(weight=0.2)}
+    # read back, every knob counts as set (the dump has them all): both entries, the same weights
+    assert again.taskset.task.rewards == {"format": Entry(weight=0.2), "accuracy": Entry(weight=1.0)}
+    assert first.taskset.weights() == again.taskset.weights() == Weights(1.0, 0.2)
+
+
+def test_load_gives_every_task_the_config_task() -> None:
+    config = DrugprotConfig(id="drugprot", data_path=str(FIXTURE_JSONL), split="train", format_weight=0.2)
+    tasks = DrugprotTaskset(config).load()
+    assert len(tasks) == 27
+    assert {id(task.config) for task in tasks} == {id(config.task)}
+
+
+# ------------------------------------------------------------------------------------------------ env server
+
+
+def served_rewards(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> list[tuple[dict, float]]:
+    """Two rollouts (a correct, well-formed reply) through verifiers' ``EnvServer`` + ``EnvClient`` on
+    127.0.0.1, the server built from the env config dumped and read back as prime-rl's ``env-server`` reads
+    it; each trace's ``{reward: (score, weight)}`` and total reward."""
+    from verifiers.v1.serve import EnvClient, EnvServer
+
+    monkeypatch.setenv(API_KEY_VAR, DEFAULT_API_KEY)
+    raw = {
+        "taskset": {"id": "drugprot", "data_path": str(FIXTURE_JSONL), "split": "train", **taskset},
+        "agent": {"harness": {"id": HARNESS_ID}, "runtime": {"type": "subprocess"}},
+    }
+    config = resolve_env_config(json.loads(json.dumps(resolve_env_config(raw).model_dump(mode="json"))))
+    questions = load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), num_tasks=2))
+    # the client ships each task's data only (as prime-rl's orchestrator does): no weights travel with it
+    tasks = [t.data.model_dump(mode="json") for t in DrugprotTaskset(DrugprotConfig(**raw["taskset"])).load()[:2]]
+    reply = Reply(f"<think>It inhibits the enzyme.</think>\\boxed{{{questions[0].answers[0]}}}")
+
+    async def run() -> list[Any]:
+        server = EnvServer(config, address="tcp://127.0.0.1:0")
+        serving = asyncio.create_task(server.run())
+        client = EnvClient(server.address)
+        try:
+            with OpenAIServer(fixed_responder(reply)) as model:
+                endpoint = vf.EvalClientConfig(base_url=model.base_url, api_key_var=API_KEY_VAR)
+                await client.wait_for_server_startup(timeout=60)
+                return [await client.run(endpoint, "trinity-mini", vf.SamplingConfig(), t) for t in tasks]
+        finally:
+            await client.close()
+            serving.cancel()
+            await asyncio.gather(serving, return_exceptions=True)
+            server.frontend.close()
+            server.ctx.term()
+
+    traces = [trace for episode in asyncio.run(run()) for trace in episode.traces]
+    return [({k: (r.score, r.weight) for k, r in trace.rewards.items()}, trace.reward) for trace in traces]
+
+
+@pytest.mark.parametrize(
+    "taskset",
+    [{"format_weight": 0.2}, {"task": {"rewards": {"format": {"weight": 0.2}}}}],
+    ids=["knob", "task.rewards"],
+)
+def test_env_server_scores_with_the_configured_weight(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    got = served_rewards(taskset, monkeypatch)
+    # the first task's reply is right; the second task's gold differs, so only its format counts
+    assert [rewards for rewards, _ in got] == [
+        {"accuracy": (1.0, 1.0), "format": (1.0, 0.2)},
+        {"accuracy": (0.0, 1.0), "format": (1.0, 0.2)},
+    ]
+    assert [round(reward, 9) for _, reward in got] == [1.2, 0.2]
+
+
+def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(ValidationError) as err:
+        DrugprotConfig(id="drugprot", data_path=str(missing))
+    assert err.value.errors()[0]["msg"] == (
+        f"Value error, no such file or directory: {missing}; pass a .parquet, .jsonl or .json file or a directory "
+        f"of the official BioCreative VII TSV files (source {missing}, field data_path)"
+    )
+    with pytest.raises(ValidationError, match="num_tasks must be a positive integer"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), num_tasks=0)
+    with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
+    with pytest.raises(ValidationError, match="revision 'abc123' selects a version of the hub dataset, but data_path"):
+        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
+    assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
+    assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
+
+
+def test_the_default_config_validates_offline_without_a_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """vf-eval validates a default config (no data_path) before it applies the user's flags: offline and with
+    nothing cached that must pass (the hub is checked when the tasks are loaded)."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert DrugprotConfig(id="drugprot").data_path is None

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import letter_of
-from drugprot.core.metrics import official_pairs, read_relations_tsv, score_relations
+from drugprot.core.metrics import official_pairs, score_relations
+from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.core.options import TaskOptions
 from drugprot.core.scoring import score_reply
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks
 from drugprot.evaluation.baselines import (
     BaselineAnswer,

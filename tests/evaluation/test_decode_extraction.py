@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drugprot.core.metrics import read_relations_tsv
+from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.evaluation.decode import read_line
 from drugprot.evaluation.export import export_tsv
 from drugprot.evaluation.extraction_summary import summarize_extraction

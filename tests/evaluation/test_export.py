@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drugprot.core.data import load_documents
-from drugprot.core.metrics import read_relations_tsv, score_relations
+from drugprot.core.metrics import score_relations
+from drugprot.core.official_tsv import read_relations_tsv
+from drugprot.core.sources import load_documents
 from drugprot.evaluation.export import export_gold, export_tsv, prediction_rows
 from drugprot.evaluation.records import GoldPair, Rollout, Run, ScoredAnswer
 from drugprot.evaluation.runs import load_run

@@ -14,7 +14,7 @@ import pytest
 
 import drugprot
 from drugprot.core.labels import RELATION_NAMES
-from drugprot.core.metrics import read_relations_tsv
+from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.core.prompts import PROMPT_VERSION
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.evaluation.export import export_tsv

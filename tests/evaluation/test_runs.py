@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from drugprot.core.data import load_documents
+from drugprot.core.sources import load_documents
 from drugprot.evaluation.records import ReportError, RunConfig
 from drugprot.evaluation.render import format_report
 from drugprot.evaluation.runs import find_run_file, load_run, run_documents

@@ -8,7 +8,7 @@ dependencies:
 * ``candidate_pairs``: every same-sentence (chemical id, gene id) mention pair of a document;
 * ``negative_pairs``: the candidates with no gold relation (the ``negatives="all"`` setting, i.e. the
   official extraction setting restricted to same-sentence pairs);
-* ``sample_negatives`` / ``select_negatives``: ``k`` negatives per positive, sampled per document with a
+* ``sample_negatives``: ``k`` negatives per positive, sampled per document with a
   stable hash, so a document's sample never depends on the other documents or on iteration order.
 """
 
@@ -19,8 +19,8 @@ import hashlib
 import operator
 import re
 from collections.abc import Iterable, Mapping
-from typing import Literal
 
+from drugprot.core.errors import DrugprotArgumentError
 from drugprot.core.schema import CHEMICAL_TYPES, GENE_TYPES, Document, Entity
 
 Span = tuple[int, int]
@@ -211,12 +211,12 @@ def split_sentences(text: str, title_end: int | None = None) -> list[Span]:
         Empty or all-whitespace ``text`` gives ``[]``.
 
     Raises:
-        ValueError: ``title_end`` is outside ``[0, len(text)]``.
+        DrugprotArgumentError: ``title_end`` is outside ``[0, len(text)]``.
     """
     if title_end is None:
         return _split_region(text, 0, len(text))
     if not 0 <= title_end <= len(text):
-        raise ValueError(f"title_end {title_end} is outside the text (length {len(text)})")
+        raise DrugprotArgumentError(f"title_end {title_end} is outside the text (length {len(text)})")
     return _split_region(text, 0, title_end) + _split_region(text, title_end, len(text))
 
 
@@ -337,10 +337,10 @@ def sample_negatives(
         pmid -> sampled pairs in ``candidate_pairs`` order, for every document (possibly an empty list).
 
     Raises:
-        ValueError: ``per_positive`` is negative or not an int.
+        DrugprotArgumentError: ``per_positive`` is negative or not an int.
     """
     if isinstance(per_positive, bool) or not isinstance(per_positive, int) or per_positive < 0:
-        raise ValueError(f"per_positive must be a non-negative int, got {per_positive!r}")
+        raise DrugprotArgumentError(f"per_positive must be a non-negative int, got {per_positive!r}")
     sampled: dict[str, list[Pair]] = {}
     for doc in docs:
         pool = negative_pairs(doc, overlapping=overlapping)
@@ -348,21 +348,6 @@ def sample_negatives(
         keep = set(sorted(pool, key=lambda pair, pmid=doc.pmid: _rank(seed, pmid, pair))[:n])
         sampled[doc.pmid] = [pair for pair in pool if pair in keep]
     return sampled
-
-
-def select_negatives(
-    docs: Iterable[Document], negatives: int | Literal["all"], seed: int, *, overlapping: bool = True
-) -> dict[str, list[Pair]]:
-    """The taskset's ``negatives`` option: ``0`` (none), ``k`` (``sample_negatives``) or ``"all"``.
-
-    Raises:
-        ValueError: ``negatives`` is neither ``"all"`` nor a non-negative int.
-    """
-    if negatives == "all":
-        return {doc.pmid: negative_pairs(doc, overlapping=overlapping) for doc in docs}
-    if isinstance(negatives, str):
-        raise ValueError(f"negatives must be a non-negative int or 'all', got {negatives!r}")
-    return sample_negatives(docs, negatives, seed, overlapping=overlapping)
 
 
 def negative_ratio(docs: Iterable[Document], negatives: Mapping[str, list[Pair]]) -> float:

@@ -1,7 +1,8 @@
 """Exceptions a user can catch: bad data names the file, row (pmid) and field that is wrong.
 
 Every class derives from ``DrugprotError`` and from the builtin a caller of an older version caught
-(``ValueError`` for bad knobs and bad data), so ``except ValueError`` keeps working.
+(``ValueError`` for bad knobs, bad data and bad arguments, ``KeyError`` for unknown names), so
+``except ValueError`` / ``except KeyError`` keep working.
 """
 
 from __future__ import annotations
@@ -46,6 +47,16 @@ class DrugprotDataError(DrugprotError, ValueError):
             if part
         )
         super().__init__(f"{message} ({where})" if where else message)
+
+
+class DrugprotLookupError(DrugprotError, KeyError):
+    """A name that is not in one of the package's tables: a relation type, an option letter, a mention id of
+    a document, a reward name. A ``KeyError``, as these lookups raised before."""
+
+
+class DrugprotArgumentError(DrugprotError, ValueError):
+    """A function was called with arguments it cannot use (sequences of unequal length, a malformed row, an
+    option combination that needs another argument). A ``ValueError``, as these checks raised before."""
 
 
 class DrugprotHubError(DrugprotError, RuntimeError):

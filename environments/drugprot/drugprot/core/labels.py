@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from drugprot.core.errors import DrugprotLookupError
+
 
 @dataclass(frozen=True, slots=True)
 class Label:
@@ -87,21 +89,11 @@ def letter_of(name: str) -> str:
     """The letter of an official relation name (or ``NO-RELATION``).
 
     Raises:
-        KeyError: ``name`` is not an official DrugProt type; the message lists the valid ones.
+        DrugprotLookupError: ``name`` is not an official DrugProt type; the message lists the valid ones.
     """
     label = by_name(True).get(name)
     if label is None:
-        raise KeyError(f"unknown DrugProt relation type {name!r}; expected one of {', '.join(RELATION_NAMES)}")
+        raise DrugprotLookupError(
+            f"unknown DrugProt relation type {name!r}; expected one of {', '.join(RELATION_NAMES)}"
+        )
     return label.letter
-
-
-def name_of(letter: str) -> str:
-    """The official name for a letter A-M (or N).
-
-    Raises:
-        KeyError: ``letter`` is not an option letter.
-    """
-    label = by_letter(True).get(letter)
-    if label is None:
-        raise KeyError(f"unknown option letter {letter!r}; expected A-N")
-    return label.name

@@ -1,4 +1,4 @@
-"""The official DrugProt metric (BioCreative VII track 1), plus item-level accuracy and a confusion matrix.
+"""The official DrugProt metric (BioCreative VII track 1), plus a confusion matrix of single answers.
 
 ``score_relations`` reproduces ``tonifuc3m/drugprot-evaluation-library`` (``src/main.py``,
 ``src/utils.py``, ``src/compute_metrics.py``) without pandas or scikit-learn. What the official scorer does,
@@ -28,14 +28,14 @@ One quirk of the official script is reproduced only on request (``official_layou
 (in sorted PMID order, entities in file order) shares one vector cell with the first combination of the next
 PMID that has any. Their indicators are OR-ed: a relation on one matches the same type on the other, and two
 gold relations of one type on them count once. With ``official_layout=True`` and the documents' pairs in the
-scorer's order (``official_pairs``: document entity order, which is the order ``write_entities_tsv`` gives
+scorer's order (``official_pairs``: document entity order, which is the order ``official_tsv.write_entities_tsv`` gives
 the official script), the figures equal the official script's exactly; by default every pair is its own
 cell (the metric as specified). The two differ only when a relation sits on such a boundary pair: by up
 to 0.0015 micro-F1 in our runs of noisy predictions on 350 real training abstracts.
 
 The official script recognises only the entity types ``CHEMICAL`` and ``GENE``: given the released
 ``GENE-Y``/``GENE-N`` entity files it finds no gene and crashes in scikit-learn ("unknown is not
-supported"); ``write_entities_tsv`` writes files it accepts.
+supported"); ``official_tsv.write_entities_tsv`` writes files it accepts.
 
 Macro scores (not part of the official output) follow scikit-learn ``average='macro'`` with
 ``labels=`` the 13 types: the unweighted mean over all 13 per-type scores, a type with no gold and no
@@ -46,14 +46,11 @@ the types with gold support.
 
 from __future__ import annotations
 
-import os
-import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from drugprot.core.errors import DrugprotDataError
+from drugprot.core.errors import DrugprotArgumentError
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.schema import Document
 
@@ -109,11 +106,6 @@ class Scores:
     """Predicted rows dropped because an earlier row gave the same (pmid, chemical, gene, type)."""
 
     @property
-    def by_label(self) -> dict[str, ClassScores]:
-        """Per-type scores keyed by official name."""
-        return {scores.label: scores for scores in self.per_class}
-
-    @property
     def supported_macro_f1(self) -> float:
         """Mean F1 over the types with gold support (0.0 if none has any)."""
         supported = [scores.f1 for scores in self.per_class if scores.support > 0]
@@ -154,7 +146,7 @@ def official_pairs(docs: Iterable[Document]) -> dict[str, list[Pair]]:
     order, like ``itertools.product`` over the gold entities file. This is the scorer's universe of pairs;
     pass it as ``pairs=`` to ``score_relations``. Note that the official script itself only knows the
     entity type ``GENE``: an entities file typed ``GENE-Y``/``GENE-N`` gives it no genes at all (write it
-    with ``write_entities_tsv``, which maps gene types to ``GENE``).
+    with ``official_tsv.write_entities_tsv``, which maps gene types to ``GENE``).
     """
     out: dict[str, list[Pair]] = {}
     for doc in docs:
@@ -215,7 +207,7 @@ def _cells(
     unscored = duplicates = 0
     for row in rows:
         if len(row) != 4:
-            raise ValueError(f"a relation row must be (pmid, arg1, arg2, relation), got {row!r}")
+            raise DrugprotArgumentError(f"a relation row must be (pmid, arg1, arg2, relation), got {row!r}")
         label = row[3]
         key = _resolve(row, pairs)
         if label not in _SCORED or key is None:
@@ -257,10 +249,10 @@ def score_relations(
         ``Scores``: micro P/R/F1 and TP/FP/FN over all cells, macro P/R/F1 over the 13 types, per-type scores.
 
     Raises:
-        ValueError: a row is not a 4-tuple, or ``official_layout`` without ``pairs``.
+        DrugprotArgumentError: a row is not a 4-tuple, or ``official_layout`` without ``pairs``.
     """
     if official_layout and pairs is None:
-        raise ValueError("official_layout=True needs pairs (e.g. official_pairs(docs))")
+        raise DrugprotArgumentError("official_layout=True needs pairs (e.g. official_pairs(docs))")
     lookup = {pmid: set(doc_pairs) for pmid, doc_pairs in pairs.items()} if pairs is not None else None
     slots = _official_slots(pairs) if official_layout and pairs is not None else None
     gold_cells, _, _ = _cells(gold, lookup, slots)
@@ -295,62 +287,8 @@ def score_relations(
 
 
 # --------------------------------------------------------------------------------------------------
-# One prediction per pair: accuracy, official-metric rows, confusion matrix
+# One prediction per pair: the confusion matrix
 # --------------------------------------------------------------------------------------------------
-
-
-def is_correct(gold_labels: Collection[str], predicted: str | None) -> bool:
-    """Item-level correctness: the single predicted label is one of the pair's gold labels."""
-    return predicted is not None and predicted in gold_labels
-
-
-def accuracy(gold_labels_per_item: Sequence[Collection[str]], predicted_per_item: Sequence[str | None]) -> float:
-    """Fraction of items whose prediction is one of their gold labels (None = no valid answer = wrong).
-
-    Returns 0.0 for no items.
-
-    Raises:
-        ValueError: the two sequences differ in length.
-    """
-    _same_length(gold_labels_per_item, predicted_per_item)
-    if not predicted_per_item:
-        return 0.0
-    correct = sum(is_correct(g, p) for g, p in zip(gold_labels_per_item, predicted_per_item, strict=True))
-    return correct / len(predicted_per_item)
-
-
-def item_rows(
-    keys: Sequence[tuple[str, str, str]],
-    gold_labels_per_item: Sequence[Collection[str]],
-    predicted_per_item: Sequence[str | None],
-) -> tuple[list[RelationRow], list[RelationRow]]:
-    """Gold and predicted relation rows of single-answer items, for ``score_relations``.
-
-    Args:
-        keys: ``(pmid, chemical id, gene id)`` of each item (one question per pair).
-        gold_labels_per_item: each item's gold labels (``NO-RELATION`` for a negative).
-        predicted_per_item: each item's predicted label, None when the reply gave none.
-
-    Returns:
-        ``(gold_rows, predicted_rows)``: one gold row per gold label, one predicted row per answered item.
-        NO-RELATION rows are included; ``score_relations`` ignores them, as the official scorer does.
-
-    Raises:
-        ValueError: the sequences differ in length.
-    """
-    _same_length(keys, gold_labels_per_item)
-    _same_length(keys, predicted_per_item)
-    gold_rows = [
-        (pmid, chem, gene, label)
-        for (pmid, chem, gene), labels in zip(keys, gold_labels_per_item, strict=True)
-        for label in labels
-    ]
-    pred_rows = [
-        (pmid, chem, gene, label)
-        for (pmid, chem, gene), label in zip(keys, predicted_per_item, strict=True)
-        if label is not None
-    ]
-    return gold_rows, pred_rows
 
 
 def confusion_matrix(
@@ -368,7 +306,7 @@ def confusion_matrix(
       charged to DIRECT-REGULATOR). Multi-label pairs are about 1.7% of gold pairs in the DrugProt training
       sample, so this rarely matters; it keeps the matrix integer and deterministic.
 
-    Hence the matrix total is the number of items and its trace / total equals ``accuracy``; row sums
+    Hence the matrix total is the number of items and its trace / total is the accuracy; row sums
     count items by (first) gold label; column sums count predictions per label.
 
     Args:
@@ -381,20 +319,20 @@ def confusion_matrix(
         ``len(labels) x len(labels)`` counts, ``matrix[gold][predicted]``.
 
     Raises:
-        ValueError: lengths differ, ``labels`` repeats a label, an item has no gold label, or a gold or
+        DrugprotArgumentError: lengths differ, ``labels`` repeats a label, an item has no gold label, or a gold or
             predicted label is not in ``labels`` (the message names the item index).
     """
     _same_length(gold_labels_per_item, predicted_per_item)
     index = {label: i for i, label in enumerate(labels)}
     if len(index) != len(labels):
-        raise ValueError(f"labels must be distinct, got {list(labels)!r}")
+        raise DrugprotArgumentError(f"labels must be distinct, got {list(labels)!r}")
     matrix = [[0] * len(labels) for _ in labels]
     for item, (gold, pred) in enumerate(zip(gold_labels_per_item, predicted_per_item, strict=True)):
         if not gold:
-            raise ValueError(f"item {item} has no gold label")
+            raise DrugprotArgumentError(f"item {item} has no gold label")
         unknown = [label for label in [*gold, pred] if label not in index]
         if unknown:
-            raise ValueError(f"item {item}: label {unknown[0]!r} is not in labels {list(labels)!r}")
+            raise DrugprotArgumentError(f"item {item}: label {unknown[0]!r} is not in labels {list(labels)!r}")
         row = index[pred] if pred in gold else min(index[label] for label in gold)
         matrix[row][index[pred]] += 1
     return matrix
@@ -402,146 +340,4 @@ def confusion_matrix(
 
 def _same_length(a: Sequence[object], b: Sequence[object]) -> None:
     if len(a) != len(b):
-        raise ValueError(f"expected sequences of equal length, got {len(a)} and {len(b)}")
-
-
-# --------------------------------------------------------------------------------------------------
-# Official TSV files
-# --------------------------------------------------------------------------------------------------
-
-_ID = re.compile(r"[^\s:]+")
-_PMID = re.compile(r"\S+")
-
-
-def _clean_field(value: object, path: str | os.PathLike[str], pmid: str | None, field: str) -> str:
-    """A field to write: a non-empty str without tabs or line breaks."""
-    if not isinstance(value, str) or not value or any(ch in value for ch in "\t\r\n"):
-        raise DrugprotDataError(
-            f"cannot write {field} {value!r}: expected a non-empty string without tabs or line breaks",
-            source=str(path),
-            pmid=pmid,
-            field=field,
-        )
-    return value
-
-
-def write_predictions_tsv(path: str | os.PathLike[str], rows: Iterable[RelationRow]) -> int:
-    """Write relation rows in the official format: ``PMID<TAB>relation<TAB>Arg1:T#<TAB>Arg2:T#``, no header.
-
-    Rows are written in the given order, duplicates included. ``NO-RELATION`` rows are skipped (in the
-    official format no-relation is the absence of a row). ``arg1``/``arg2`` may be bare ids (``T3``) or
-    already prefixed (``Arg1:T3``).
-
-    Returns:
-        The number of lines written.
-
-    Raises:
-        DrugprotDataError: a row is not a 4-tuple, has an empty or tab/newline-containing field, or a
-            relation type that is neither one of the 13 nor NO-RELATION (names the file, pmid and field).
-    """
-    lines = []
-    for n, row in enumerate(rows):
-        if not isinstance(row, tuple | list) or len(row) != 4:
-            raise DrugprotDataError(
-                f"row {n} must be (pmid, arg1, arg2, relation), got {row!r}", source=str(path), field="row"
-            )
-        pmid = _clean_field(row[0], path, None, "pmid")
-        relation = _clean_field(row[3], path, pmid, "relation")
-        if relation == NO_RELATION.name:
-            continue
-        if relation not in _SCORED:
-            raise DrugprotDataError(
-                f"unknown relation type {relation!r}; expected one of {', '.join(RELATION_NAMES)}",
-                source=str(path),
-                pmid=pmid,
-                field="relation",
-            )
-        arg1 = entity_id(_clean_field(row[1], path, pmid, "arg1"))
-        arg2 = entity_id(_clean_field(row[2], path, pmid, "arg2"))
-        lines.append(f"{pmid}\t{relation}\tArg1:{arg1}\tArg2:{arg2}\n")
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.writelines(lines)
-    return len(lines)
-
-
-def read_relations_tsv(path: str | os.PathLike[str], *, strict: bool = True) -> list[RelationRow]:
-    """Read an official relations (gold or prediction) TSV into ``(pmid, arg1, arg2, relation)`` rows.
-
-    Format: ``PMID<TAB>relation<TAB>Arg1:T#<TAB>Arg2:T#``, UTF-8, no header. Blank lines are skipped
-    (as pandas ``skip_blank_lines`` does); ``\\r\\n`` line ends are accepted. The relation must be one of the
-    13 official types or ``NO-RELATION`` (kept, and ignored by ``score_relations``). Argument ids are
-    returned without their ``Arg1:``/``Arg2:`` prefix. Duplicate rows are kept.
-
-    Args:
-        path: the file.
-        strict: reject unknown relation types. With ``strict=False`` they are returned as they are, and
-            ``score_relations`` ignores them, like the official scorer (whose own toy predictions contain
-            a ``whatever`` type); malformed lines still raise.
-
-    Raises:
-        DrugprotDataError: a line without exactly 4 tab-separated fields, an empty or whitespace-containing
-            PMID, an unknown relation type (when ``strict``), or an argument not of the form
-            ``Arg1:<id>``/``Arg2:<id>``; ``source`` is ``<path>:<line number>`` (1-based) and ``field`` the
-            offending column.
-        OSError: the file cannot be read.
-    """
-    rows: list[RelationRow] = []
-    text = Path(path).read_text(encoding="utf-8")
-    for line_no, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{path}:{line_no}"
-        fields = raw.split("\t")
-        if len(fields) != 4:
-            raise DrugprotDataError(
-                f"expected 4 tab-separated fields (PMID, relation, Arg1, Arg2), got {len(fields)}: {raw!r}",
-                source=where,
-                field="columns",
-            )
-        pmid, relation, arg1, arg2 = fields
-        if not _PMID.fullmatch(pmid):
-            raise DrugprotDataError(f"bad PMID {pmid!r}", source=where, field="pmid")
-        if not relation:
-            raise DrugprotDataError("empty relation type", source=where, pmid=pmid, field="relation")
-        if strict and relation not in _READABLE:
-            raise DrugprotDataError(
-                f"unknown relation type {relation!r}; expected one of "
-                f"{', '.join(RELATION_NAMES)} or {NO_RELATION.name}",
-                source=where,
-                pmid=pmid,
-                field="relation",
-            )
-        ids = []
-        for field, prefix, value in (("arg1", "Arg1:", arg1), ("arg2", "Arg2:", arg2)):
-            if not (value.startswith(prefix) and _ID.fullmatch(value[len(prefix) :])):
-                raise DrugprotDataError(
-                    f"bad argument {value!r}; expected {prefix}<entity id>", source=where, pmid=pmid, field=field
-                )
-            ids.append(value[len(prefix) :])
-        rows.append((pmid, ids[0], ids[1], relation))
-    return rows
-
-
-def write_entities_tsv(path: str | os.PathLike[str], docs: Iterable[Document]) -> int:
-    """Write the documents' chemical and gene mentions as an official gold entities TSV.
-
-    Columns ``PMID<TAB>T#<TAB>type<TAB>start<TAB>end<TAB>text``, in document and entity order, with every
-    gene type written as ``GENE``: the official scorer only recognises ``CHEMICAL`` and ``GENE``.
-
-    Returns:
-        The number of lines written.
-
-    Raises:
-        DrugprotDataError: a mention text contains a tab or line break.
-    """
-    lines = []
-    for doc in docs:
-        for ent in doc.entities:
-            if not (ent.is_chemical or ent.is_gene):
-                continue
-            text = _clean_field(ent.text, path, doc.pmid, f"entities[{ent.id}].text")
-            kind = "CHEMICAL" if ent.is_chemical else "GENE"
-            lines.append(f"{doc.pmid}\t{ent.id}\t{kind}\t{ent.start}\t{ent.end}\t{text}\n")
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.writelines(lines)
-    return len(lines)
+        raise DrugprotArgumentError(f"expected sequences of equal length, got {len(a)} and {len(b)}")

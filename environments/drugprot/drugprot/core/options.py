@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from drugprot.core.data import SPLITS, hub_source
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.scoring import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
+from drugprot.core.sources import SPLITS, hub_source
 
 Mode = Literal["pair", "extraction"]
 MODES: tuple[str, ...] = ("pair", "extraction")

@@ -20,13 +20,13 @@ from typing import TypeVar
 
 from drugprot.core import extraction
 from drugprot.core._gc import gc_paused
-from drugprot.core.data import LoadStats, load_documents, source_files
 from drugprot.core.errors import DrugprotDataError
 from drugprot.core.extraction import ExtractionGold
 from drugprot.core.labels import letter_of
 from drugprot.core.options import Mode, TaskOptions
 from drugprot.core.prompts import system_prompt, user_prompt
 from drugprot.core.schema import Document, Entity
+from drugprot.core.sources import LoadStats, load_documents, source_files
 from drugprot.core.tasks import PairTask, build_tasks
 
 
@@ -190,7 +190,7 @@ def load_questions(
     in the hub error.
 
     Raises:
-        DrugprotDataError / DrugprotHubError: from ``drugprot.core.data.load_documents``, or no task selected.
+        DrugprotDataError / DrugprotHubError: from ``drugprot.core.sources.load_documents``, or no task selected.
     """
     if options.data_path is not None and _prepared:
         cached = _prepared.pop(_fingerprint(options, options.data_path), None)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from drugprot.core.errors import DrugprotLookupError
+
 CHEMICAL_TYPES = frozenset({"CHEMICAL"})
 GENE_TYPES = frozenset({"GENE", "GENE-Y", "GENE-N"})
 ENTITY_TYPES = CHEMICAL_TYPES | GENE_TYPES
@@ -57,8 +59,8 @@ class Document:
     relations: tuple[Relation, ...]
 
     def entity(self, entity_id: str) -> Entity:
-        """The mention with this id. Raises ``KeyError`` if the document has none."""
+        """The mention with this id. Raises ``DrugprotLookupError`` (a ``KeyError``) if the document has none."""
         for entity in self.entities:
             if entity.id == entity_id:
                 return entity
-        raise KeyError(f"pmid {self.pmid} has no entity {entity_id!r}")
+        raise DrugprotLookupError(f"pmid {self.pmid} has no entity {entity_id!r}")

@@ -1,7 +1,7 @@
 """The reward: accuracy (the reply names one of the pair's gold types) plus a small format term.
 
 This is the one place rewards are computed; the verifiers v1 taskset and the v0 rubric both call
-``score_reply`` (through ``SCORES``, so the signals of one rollout share one parse) and take their
+``score_task_reply`` (``score_reply`` through ``SCORES``, so the signals of one rollout share one parse) and take their
 weights from ``Weights``: the defaults from ``DEFAULT_WEIGHTS``, a run's from the knobs named by
 ``weight_knob`` (folded into verifiers' ``task.rewards`` on the v1 stack, the rubric's weights on v0).
 The reply rules, and why an answer counts only after completed reasoning, are in ``drugprot.core.parsing``.
@@ -16,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
+from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
 from drugprot.core.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
 from drugprot.core.labels import by_letter
 from drugprot.core.metrics import prf
@@ -46,9 +47,13 @@ class Weights:
     format: float = 0.1
 
     def of(self, reward: str) -> float:
-        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`)."""
+        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`).
+
+        Raises:
+            DrugprotLookupError: no reward has that name (a ``KeyError``).
+        """
         if reward not in REWARD_NAMES:
-            raise KeyError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
+            raise DrugprotLookupError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
         return float(getattr(self, reward))
 
 
@@ -155,7 +160,7 @@ class _DigestCache(Generic[T]):  # noqa: UP046 (the package supports Python 3.11
 
     def __init__(self, size: int = 4096) -> None:
         if size < 1:
-            raise ValueError(f"{type(self).__name__} size must be at least 1, got {size}")
+            raise DrugprotArgumentError(f"{type(self).__name__} size must be at least 1, got {size}")
         self.size = size
         self._entries: OrderedDict[bytes, T] = OrderedDict()
         self._lock = threading.Lock()
@@ -320,3 +325,19 @@ class ExtractionScoreCache(_DigestCache[ExtractionScore]):
 
 EXTRACTION_SCORES = ExtractionScoreCache()
 """The process-wide extraction cache both adapters score through."""
+
+
+def score_task_reply(
+    content: str | None,
+    reasoning: str | None,
+    *,
+    labels: Sequence[str],
+    with_no_relation: bool,
+    extraction: Mapping[str, Any] | None,
+) -> Score | ExtractionScore:
+    """Score one reply against a task's gold, as both adapters carry it: an extraction task (``extraction``, the
+    ``ExtractionGold.as_record()`` of its abstract) through ``EXTRACTION_SCORES``, a pair task (its gold ``labels``,
+    ``with_no_relation``) through ``SCORES``. Never raises (see ``score_reply`` and ``score_extraction``)."""
+    if extraction is not None:
+        return EXTRACTION_SCORES.score(content, reasoning, ExtractionGold.from_record(extraction))
+    return SCORES.score(content, reasoning, labels, with_no_relation=with_no_relation)

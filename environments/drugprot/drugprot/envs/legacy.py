@@ -14,7 +14,9 @@ the v1 taskset uses), parsing from ``drugprot.core.parsing`` and rewards from ``
   the call, before ``vf-eval`` starts any rollout.
 - The parser reads the last assistant message's ``content`` *and* ``reasoning_content`` (the legacy
   OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
-- Rewards ``accuracy`` and ``format`` carry the v1 weights; ``answered`` is a zero-weight metric. The
+- Rewards ``accuracy`` and ``format`` carry ``TaskOptions.weights`` (the validated ``accuracy_weight`` /
+  ``format_weight``: the one reading of the weights, which the v1 ``DrugprotConfig`` folds into verifiers'
+  ``task.rewards``); ``answered`` is a zero-weight metric. The
   prediction record (``letter``, ``label``, ``invalid_reason``, ``format_reason``) goes to
   ``state["info"]["drugprot"]``, with the run's ``versions`` (``drugprot.core.versions``), which the legacy
   ``results.jsonl`` keeps per rollout as ``info.drugprot`` (the v1 path keeps the same record in
@@ -37,12 +39,11 @@ from typing import TYPE_CHECKING, Any
 
 from drugprot.core import extraction
 from drugprot.core.errors import DrugprotError
-from drugprot.core.extraction import ExtractionGold
 from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.parsing import parse_reply
 from drugprot.core.prompts import system_prompt
 from drugprot.core.questions import Question, load_questions, validate_source
-from drugprot.core.scoring import DEFAULT_WEIGHTS, EXTRACTION_SCORES, INFO_KEY, SCORES, ExtractionScore, Score, Weights
+from drugprot.core.scoring import DEFAULT_WEIGHTS, INFO_KEY, ExtractionScore, Score, Weights, score_task_reply
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 __all__ = [
-    "INFO_KEY",
     "DATA_PATH_HINT",
     "LegacyVerifiersUnavailable",
     "dataset_row",
@@ -154,18 +154,12 @@ def _score(
     """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``
     (without ``versions``, a record already there is kept: the parser's format function scores without them)."""
     info = info if info is not None else {}
-    content, reasoning = last_reply(completion)
-    if info.get("extraction") is not None:
-        score: Score | ExtractionScore = EXTRACTION_SCORES.score(
-            content, reasoning, ExtractionGold.from_record(info["extraction"])
-        )
-    else:
-        score = SCORES.score(  # accuracy, format and answered of one rollout share one parse
-            content,
-            reasoning,
-            list(info.get("labels") or []),
-            with_no_relation=bool(info.get("with_no_relation", False)),
-        )
+    score = score_task_reply(  # accuracy, format and answered of one rollout share one parse
+        *last_reply(completion),
+        labels=list(info.get("labels") or []),
+        with_no_relation=bool(info.get("with_no_relation", False)),
+        extraction=info.get("extraction"),
+    )
     if isinstance(info, dict):
         previous = info.get(INFO_KEY)
         if versions is not None:
@@ -357,5 +351,7 @@ def load_environment(
         eval_dataset=_builder(eval_options),
         system_prompt=extraction.system_prompt() if extracting else system_prompt(eval_options.with_no_relation),
         parser=parser,
-        rubric=make_rubric(parser, eval_options.weights, versions_record(data_path, revision)),
+        rubric=make_rubric(
+            parser, eval_options.weights, versions_record(eval_options.data_path, eval_options.revision)
+        ),
     )

@@ -1,15 +1,18 @@
 """DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
 
 Scored by ``drugprot.core.scoring``: accuracy (the boxed letter is one of the pair's gold types) plus a
-small format reward (closed reasoning and exactly one boxed answer). ``DrugprotEnv`` pins drugprot's own
+small format reward (closed reasoning and exactly one boxed answer). The knobs are ``drugprot.core.options.KNOBS``
+(``DrugprotConfig``'s fields take their defaults and help from it). The reward weights are read once, as the
+validated ``TaskOptions.weights`` (the v0 adapter reads the same value), and reach verifiers through its own
+``task.rewards`` (``fold_weights``). ``DrugprotEnv`` pins drugprot's own
 single-turn chat harness (``drugprot.envs.harness``, in-process) in a ``subprocess`` runtime, so ``vf-eval drugprot``
 needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-program harness instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
-from typing import Any, Literal, Self
+from collections.abc import Set
+from typing import Any, Final, Literal, Self
 
 import pydantic
 import verifiers.v1 as vf
@@ -17,19 +20,19 @@ import verifiers.v1 as vf
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
 from drugprot.core.extraction import ExtractionGold, answer_block
-from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
+from drugprot.core.labels import letter_of
+from drugprot.core.options import KNOBS, Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.scoring import (
     DEFAULT_WEIGHTS,
-    EXTRACTION_SCORES,
     INFO_KEY,
     REWARD_NAMES,
-    SCORES,
     ExtractionScore,
     Score,
     Weights,
     score_extraction,
     score_reply,
+    score_task_reply,
     weight_knob,
 )
 from drugprot.core.versions import VERSIONS_KEY
@@ -74,18 +77,12 @@ class DrugprotTask(vf.Task[DrugprotData]):
     def _score(self, trace: vf.Trace) -> Score | ExtractionScore:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
-        if self.data.extraction is not None:
-            gold = ExtractionGold.from_record(self.data.extraction)
-            extracted = EXTRACTION_SCORES.score(
-                message.content if message else None, message.reasoning_content if message else None, gold
-            )
-            trace.info[INFO_KEY] = extracted.as_info() | {VERSIONS_KEY: self.data.versions}
-            return extracted
-        score = SCORES.score(  # the accuracy, format and answered signals of one trace share one parse
+        score = score_task_reply(  # the accuracy, format and answered signals of one trace share one parse
             message.content if message else None,
             message.reasoning_content if message else None,
-            self.data.labels,
+            labels=self.data.labels,
             with_no_relation=self.data.with_no_relation,
+            extraction=self.data.extraction,
         )
         trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: self.data.versions}
         return score
@@ -109,8 +106,6 @@ class DrugprotTask(vf.Task[DrugprotData]):
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
         """Model-free gold check: a perfect reply naming the first gold letter scores full marks."""
-        from drugprot.core.labels import letter_of
-
         if self.data.extraction is not None:
             gold = ExtractionGold.from_record(self.data.extraction)
             found = score_extraction(f"<think>gold</think>{answer_block(sorted(gold.relations))}", None, gold)
@@ -124,76 +119,81 @@ DATA_PATH_HINT = "--env.taskset.data-path {path}"
 """How a v1 user passes ``data_path``; quoted in the hub error."""
 
 
-def fold_weights(task: vf.TaskConfig, knobs: Mapping[str, float], explicit: Set[str]) -> tuple[vf.TaskConfig, Weights]:
-    """Fold the weight knobs (``accuracy_weight``, ``format_weight``) into verifiers' ``task.rewards``.
+def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> tuple[vf.TaskConfig, Weights]:
+    """Fold the validated knob weights (``TaskOptions.weights``) into verifiers' ``task.rewards``.
 
-    ``knobs`` maps each knob to its value, ``explicit`` names the knobs the user set. A knob that was set
-    becomes its reward's ``task.rewards.<name>.weight`` (other fields of an existing entry kept); an entry
-    that sets a different weight is a conflict (``DrugprotConfigError``, naming both). A knob left unset
-    takes the entry's weight when there is one, else keeps its default (the ``@vf.reward`` weight).
-    Returns the new task config and the weights the rewards get (pure: ``task`` is not modified).
+    ``weights`` holds the weight knobs' values (``accuracy_weight``, ``format_weight``), ``explicit`` names
+    the knobs the user set. A knob that was set becomes its reward's ``task.rewards.<name>.weight`` (other
+    fields of an existing entry kept); an entry that sets a different weight is a conflict
+    (``DrugprotConfigError``, naming both). A knob left unset takes the entry's weight when there is one, else
+    keeps its value (the default, the ``@vf.reward`` weight). Returns the new task config and the weights the
+    rewards get (pure: ``task`` is not modified).
     """
     rewards = dict(task.rewards)
     effective: dict[str, float] = {}
     for reward in REWARD_NAMES:
-        knob = weight_knob(reward)
+        knob, value = weight_knob(reward), weights.of(reward)
         entry = rewards.get(reward)
         entry_weight = entry.weight if entry is not None else None
         if knob in explicit:
-            if entry_weight is not None and entry_weight != knobs[knob]:
+            if entry_weight is not None and entry_weight != value:
                 raise DrugprotConfigError(
-                    f"{knob} = {knobs[knob]} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
+                    f"{knob} = {value} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
                     f"of the {reward} reward; set only one of them (or both to the same value)",
                     knob=knob,
                 )
-            rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": knobs[knob]})
-            effective[reward] = knobs[knob]
+            rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": value})
+            effective[reward] = value
         else:
-            effective[reward] = entry_weight if entry_weight is not None else knobs[knob]
+            effective[reward] = entry_weight if entry_weight is not None else value
     return task.model_copy(update={"rewards": rewards}), Weights(**effective)
 
 
+_KNOBS: Final = {knob.name: knob for knob in KNOBS}
+
+
+def _knob(name: str) -> Any:
+    """The ``DrugprotConfig`` field of knob ``name``: its ``KNOBS`` default and help (``vf-eval --help`` shows it)."""
+    knob = _KNOBS[name]
+    return pydantic.Field(knob.default, description=knob.help)
+
+
 class DrugprotConfig(vf.TasksetConfig):
-    """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``).
+    """Knobs under ``--env.taskset.<field>`` (TOML ``[env.taskset]``): the ``v1`` entries of ``KNOBS``.
 
-    Validating the config runs the core checks (``questions.TaskOptions`` and ``questions.validate_source``),
-    so ``vf-eval`` reports a bad knob or bad local data as a config error before it starts a run.
+    Each knob field takes its default and description from ``drugprot.core.options.KNOBS``; only its type is
+    declared here. Validating the config validates every knob once (``TaskOptions.from_knobs``), then checks the
+    local data (``questions.validate_source``), so ``vf-eval`` reports a bad knob or bad local data as a config
+    error before it starts a run.
 
-    Reward weights have one route, verifiers' own ``task.rewards``: validation folds ``accuracy_weight`` /
-    ``format_weight`` into it (``fold_weights``), so every path that builds tasks from ``task`` scores with
-    them, prime-rl's env-server included (it rebuilds each task from ``task``, not through ``load()``).
-    After validation the two knobs read the weights in effect, whichever way they were set.
+    Reward weights have one route, verifiers' own ``task.rewards``: validation folds the validated
+    ``TaskOptions.weights`` into it (``fold_weights``), so every path that builds tasks from ``task`` scores with
+    them, prime-rl's env-server included (it rebuilds each task from ``task``, not through ``load()``). After
+    validation the two weight knobs read the weights in effect, whichever way they were set. The v0 adapter reads
+    the same ``TaskOptions.weights`` (``drugprot.envs.legacy``).
     """
 
-    split: Literal["train", "validation"] = "validation"
-    """``train`` (3,500 abstracts) or ``validation`` (750, the official development set)."""
-    data_path: str | None = None
-    """Local parquet/jsonl file or BioCreative TSV directory; unset loads OpenMed/drugprot-parquet from the hub."""
-    revision: str | None = None
-    """Hub dataset revision (commit sha, branch or tag); unset is its default branch. Pin a sha to reproduce."""
-    num_tasks: int | None = None
-    """Keep the first N tasks (after shuffling); unset keeps the whole split. ``vf-eval -n`` also limits."""
-    shuffle: bool = False
-    """Shuffle the tasks deterministically with ``seed``."""
-    seed: int = 0
-    """Seed of the shuffle and of negative sampling."""
-    accuracy_weight: float = DEFAULT_WEIGHTS.accuracy
-    """Weight of the accuracy reward."""
-    format_weight: float = DEFAULT_WEIGHTS.format
-    """Weight of the format reward."""
-    mark_entities: bool = True
-    """Mark the pair's two mentions in the text with <chemical>/<gene> tags."""
-    negatives: Negatives = 0
-    """NO-RELATION candidates: 0 (gold pairs only), k per gold pair, or "all" same-sentence pairs."""
-    mode: Mode = "pair"
-    """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract, all its relations."""
-    data_label: str | None = None
-    """How reports name the data (``drugprot demo``: the bundled synthetic sample); unset: the data path or split.
-    Recorded in the run's config; selects nothing."""
+    split: Literal["train", "validation"] = _knob("split")
+    data_path: str | None = _knob("data_path")
+    revision: str | None = _knob("revision")
+    num_tasks: int | None = _knob("num_tasks")
+    shuffle: bool = _knob("shuffle")
+    seed: int = _knob("seed")
+    accuracy_weight: float = _knob("accuracy_weight")
+    format_weight: float = _knob("format_weight")
+    mark_entities: bool = _knob("mark_entities")
+    negatives: Negatives = _knob("negatives")
+    mode: Mode = _knob("mode")
+    data_label: str | None = _knob("data_label")
 
     @pydantic.model_validator(mode="after")
-    def _check_knobs_and_data(self) -> Self:
+    def _validate_knobs_weights_and_data(self) -> Self:
         try:
+            weights = self.options().weights
+            # a new TaskConfig, never an edit of the shared default instance
+            self.task, effective = fold_weights(self.task, weights, self.model_fields_set)
+            for reward in REWARD_NAMES:
+                setattr(self, weight_knob(reward), effective.of(reward))
             validate_source(self.options(), path_hint=DATA_PATH_HINT)
         except DrugprotError as exc:
             if isinstance(exc, ValueError):
@@ -201,18 +201,9 @@ class DrugprotConfig(vf.TasksetConfig):
             raise ValueError(str(exc)) from exc  # pydantic reports only ValueErrors as validation errors
         return self
 
-    @pydantic.model_validator(mode="after")
-    def _fold_reward_weights(self) -> Self:
-        knobs = {weight_knob(reward): getattr(self, weight_knob(reward)) for reward in REWARD_NAMES}
-        # a new TaskConfig, never an edit of the shared default instance
-        self.task, weights = fold_weights(self.task, knobs, self.model_fields_set)
-        for reward in REWARD_NAMES:
-            setattr(self, weight_knob(reward), weights.of(reward))
-        return self
-
     def weights(self) -> Weights:
         """The reward weights in effect (the same ``task.rewards`` gives the tasks)."""
-        return Weights(accuracy=self.accuracy_weight, format=self.format_weight)
+        return self.options().weights
 
     def options(self) -> TaskOptions:
         """The validated task options of this config (every ``KNOBS`` entry of the v1 stack)."""

@@ -29,7 +29,6 @@ import sys
 from dataclasses import dataclass
 
 from drugprot.core.candidates import candidate_pairs
-from drugprot.core.data import load_documents
 from drugprot.core.errors import DrugprotError
 from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION, letter_of
@@ -37,6 +36,7 @@ from drugprot.core.options import MODES, TaskOptions, parse_negatives
 from drugprot.core.questions import extraction_question, select_tasks
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import INFO_KEY, score_extraction, score_reply
+from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record

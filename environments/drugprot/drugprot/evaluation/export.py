@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
-from drugprot.core.metrics import RelationRow, write_entities_tsv, write_predictions_tsv
+from drugprot.core.metrics import RelationRow
+from drugprot.core.official_tsv import write_entities_tsv, write_predictions_tsv
 from drugprot.core.schema import Document
 from drugprot.evaluation.extraction_summary import group_by_abstract, voted_relations
 from drugprot.evaluation.records import ExtractionRollout, Rollout, Run

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from drugprot.core.data import load_documents
 from drugprot.core.options import parse_negatives
 from drugprot.core.schema import Document
+from drugprot.core.sources import load_documents
 from drugprot.evaluation.decode import read_line
 from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout, ReportError, Rollout, Run, RunConfig
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten

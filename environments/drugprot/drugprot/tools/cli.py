@@ -19,7 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "score a model-free baseline (majority, lexical) in the report format",
     ),
     "curves": ("drugprot.evaluation.curves", "plot reward, accuracy, format, length and eval curves of prime-rl runs"),
-    "demo": ("drugprot.tools.demo", "offline end-to-end demo: a baseline behind a local OpenAI-compatible server"),
+    "demo": (
+        "drugprot.tools.demo.command",
+        "offline end-to-end demo: a baseline behind a local OpenAI-compatible server",
+    ),
     "adapter": ("drugprot.tools.adapters.cli", "merge or inspect a prime-rl LoRA adapter of Trinity-Mini"),
     "predict": ("drugprot.tools.adapters.predict", "answer one abstract/chemical/gene question with a local model"),
 }

@@ -8,8 +8,10 @@ keys, no ``base_model.model.`` prefix). This package offers two ways to use it:
 - ``peft_loading.load_model_with_adapter``: rewrite the adapter for the installed transformers/PEFT, load
   it with PEFT, and check every LoRA module really took effect.
 
-``layout`` (no torch) reads adapter configs, keys and safetensors headers; ``cli`` and ``predict`` are the
-``drugprot adapter`` and ``drugprot predict`` commands. Importing this package does not import torch.
+Without torch: ``safetensors_files`` reads JSON and safetensors headers, ``adapter_config`` the LoRA
+settings, ``layout`` pairs an adapter's keys into modules, ``base_checkpoint`` maps them onto a base.
+``cli`` and ``predict`` are the ``drugprot adapter`` and ``drugprot predict`` commands.
+Importing this package does not import torch.
 """
 
 from __future__ import annotations

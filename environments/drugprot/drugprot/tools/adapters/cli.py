@@ -15,15 +15,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from drugprot.tools.adapters import AdapterError, require_adapters_extra
-from drugprot.tools.adapters.layout import (
-    PEFT_PREFIX,
-    base_tensor_infos,
-    base_weight_map,
-    kind_counts,
-    plan_merge,
-    read_adapter,
-)
+from drugprot.core.errors import DrugprotError
+from drugprot.tools.adapters import require_adapters_extra
+from drugprot.tools.adapters.base_checkpoint import base_tensor_infos, base_weight_map, plan_merge
+from drugprot.tools.adapters.layout import PEFT_PREFIX, kind_counts, read_adapter
 
 TRINITY_MINI_PRIME_RL_MODULES = 11_686
 """LoRA modules prime-rl's default targets give on Trinity-Mini: 5 x 32 attention + 3 x 2 dense MLP +
@@ -178,7 +173,7 @@ def _ranges(numbers: list[int]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``merge`` or ``inspect``; print errors to stderr and return 1 on an ``AdapterError``."""
+    """Run ``merge`` or ``inspect``; print errors to stderr and return 1 on a ``DrugprotError`` or ``OSError``."""
     try:
         if args.adapter_command == "inspect":
             info = describe_adapter(args.adapter, args.base)
@@ -191,6 +186,6 @@ def run(args: argparse.Namespace) -> int:
         report = merge_adapter(args.base, args.adapter, args.out, overwrite=args.overwrite, log=log)
         print(report.summary())
         return 0
-    except AdapterError as exc:
+    except (DrugprotError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -4,7 +4,7 @@ The rules, in the order the merge applies them:
 
 1. **Check everything first** (``check_merge``), before a byte is written: the adapter config (types,
    finite positive ``r``/``lora_alpha``/scale), every safetensors header against its file (a truncated
-   tensor is caught here), the base index and every shard name in it (``layout.checkpoint_file_name``: a
+   tensor is caught here), the base index and every shard name in it (``safetensors_files.checkpoint_file_name``: a
    plain ``*.safetensors`` file name, so ``<out>/<name>`` stays inside ``--out``), every adapter module
    mapped to a base weight of a float dtype and the same shape, every rank equal to ``r``, every adapter
    value finite, and ``--out`` itself. Any failure is an ``AdapterError`` naming the file and key.
@@ -29,17 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.tools.adapters import AdapterError
-from drugprot.tools.adapters.layout import (
+from drugprot.tools.adapters.adapter_config import LoraSettings
+from drugprot.tools.adapters.base_checkpoint import (
     BASE_INDEX,
     BaseTarget,
-    LoraModule,
-    LoraSettings,
     base_tensor_infos,
     base_weight_map,
-    kind_counts,
     plan_merge,
-    read_adapter,
 )
+from drugprot.tools.adapters.layout import LoraModule, kind_counts, read_adapter
 from drugprot.tools.adapters.publish import staged_directory
 
 # Weight files of other formats that must not be copied next to the merged safetensors.

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import by_letter
 from drugprot.core.parsing import ParsedReply, parse_reply
 from drugprot.core.questions import Question, question_for
@@ -284,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
             min_p=args.min_p,
             seed=args.seed,
         )
-    except (AdapterError, OSError) as exc:
+    except (DrugprotError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:

@@ -6,8 +6,8 @@ biomedical facts, and the PMIDs (990001xx) are not PubMed ids. The file uses the
 ``text = title + " " + abstract`` and end-exclusive offsets into ``text``. A mention is written
 ``«T1|CHEMICAL|aspirin»``; this script turns the markup into offsets.
 
-Run ``python -m drugprot.tools.sample.build_sample`` after editing; ``tests/tools/test_demo.py`` checks that the
-committed file is what this script writes and that it loads through ``drugprot.core.data``.
+Run ``python -m drugprot.tools.sample.build_sample`` after editing; ``tests/tools/demo/test_sample_run.py`` checks
+that the committed file is what this script writes and that it loads through ``drugprot.core.sources``.
 """
 
 from __future__ import annotations

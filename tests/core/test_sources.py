@@ -1,4 +1,4 @@
-"""Loading, validation and task building on the synthetic fixture (jsonl and official TSV forms)."""
+"""Tests of drugprot.core.sources: loading and validating DrugProt from the hub, a file or the official TSVs."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drugprot.core import labels, prompts
-from drugprot.core.data import LoadStats, load_documents
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotHubError
-from drugprot.core.options import TaskOptions, parse_negatives
-from drugprot.core.parsing import parse_reply
-from drugprot.core.questions import load_questions
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import load_questions, validate_source
+from drugprot.core.sources import LoadStats, load_documents
 from drugprot.core.tasks import build_tasks
-from tests.conftest import FIXTURES
+from tests.fixtures import FIXTURES
 
 HUB_HELP_VALIDATION = (
     "Download the split once with `hf download OpenMed/drugprot-parquet data/validation.parquet --repo-type dataset "
@@ -36,6 +34,15 @@ def rows(path: Path) -> list[dict]:
 def write_rows(path: Path, data: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data), encoding="utf-8")
     return path
+
+
+def copy_tsv(fixture_tsv: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "tsv"
+    shutil.copytree(fixture_tsv, target)
+    return target
+
+
+# -------------------------------------------------------------------------- the three formats load the same documents
 
 
 def test_fixture_counts(fixture_jsonl: Path) -> None:
@@ -90,28 +97,6 @@ def test_generator_reproduces_committed_fixture(tmp_path: Path) -> None:
         assert (tmp_path / rel).read_bytes() == (FIXTURES / rel).read_bytes(), rel
 
 
-def test_repeated_names_are_mention_level(fixture_jsonl: Path) -> None:
-    tasks = {t.key: t for t in build_tasks(load_documents("train", fixture_jsonl))}
-    agonist = tasks["90000002:T5:T6"]  # the second "tamoxifen"/"estrogen receptor alpha" pair
-    marked = prompts.marked_text(agonist)
-    assert marked.count("<chemical>") == 1 and marked.count("<gene>") == 1
-    assert (
-        "In endometrium, however, <chemical>tamoxifen</chemical> acts as an agonist of "
-        "<gene>estrogen receptor alpha</gene>." in marked
-    )
-    assert (
-        marked.replace("<chemical>", "").replace("</chemical>", "").replace("<gene>", "").replace("</gene>", "")
-        == agonist.document.text
-    )
-
-
-def test_nested_mentions_stay_well_nested(fixture_jsonl: Path) -> None:
-    tasks = {t.key: t for t in build_tasks(load_documents("train", fixture_jsonl))}
-    assert prompts.marked_text(tasks["90000009:T3:T2"]).startswith(
-        "Binding of GABA to the <gene><chemical>GABA</chemical>(A) receptor</gene>"
-    )
-
-
 def test_non_ascii_offsets(fixture_jsonl: Path) -> None:
     doc = {d.pmid: d for d in load_documents("train", fixture_jsonl)}["90000003"]
     assert [e.text for e in doc.entities if e.id in ("T1", "T5", "T7")] == [
@@ -121,40 +106,7 @@ def test_non_ascii_offsets(fixture_jsonl: Path) -> None:
     ]
 
 
-def test_prompts_and_parser_share_the_label_table(fixture_jsonl: Path) -> None:
-    question = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl), num_tasks=1))[0]
-    for with_nr in (False, True):
-        system, opts = prompts.system_prompt(with_nr), prompts.options_block(with_nr)
-        offered = labels.options(with_nr)
-        assert len(offered) == (14 if with_nr else 13)
-        for label in offered:
-            assert f"\n{label.letter}. {label.name}: {label.description}\n" in system + "\n"
-            assert f"{label.letter}. {label.name}" in opts.splitlines()
-            assert (
-                parse_reply(f"<think>x</think>\\boxed{{{label.letter}}}", with_no_relation=with_nr).letter
-                == label.letter
-            )
-            assert (
-                parse_reply(f"<think>x</think>\\boxed{{{label.name}}}", with_no_relation=with_nr).letter == label.letter
-            )
-        assert ("N. NO-RELATION" in system) is with_nr
-    assert question.prompt.endswith(prompts.options_block() + "\n\nAnswer with the letter of one option in \\boxed{}.")
-    assert [label.letter + label.name for label in labels.RELATION_LABELS][0] == "AINDIRECT-DOWNREGULATOR"
-    assert labels.RELATION_LABELS[-1].letter + labels.RELATION_LABELS[-1].name == "MPART-OF"
-
-
-def test_options_shuffle_and_limit(fixture_jsonl: Path) -> None:
-    base = TaskOptions(split="train", data_path=str(fixture_jsonl))
-    keys = [q.key for q in load_questions(base)]
-    shuffled = [q.key for q in load_questions(TaskOptions(**{**base.__dict__, "shuffle": True, "seed": 3}))]
-    again = [q.key for q in load_questions(TaskOptions(**{**base.__dict__, "shuffle": True, "seed": 3}))]
-    assert shuffled == again and sorted(shuffled) == sorted(keys) and shuffled != keys
-    assert [q.key for q in load_questions(TaskOptions(**{**base.__dict__, "num_tasks": 4}))] == keys[:4]
-
-
-def test_unmarked_prompt(fixture_jsonl: Path) -> None:
-    q = load_questions(TaskOptions(split="train", data_path=str(fixture_jsonl), num_tasks=1, mark_entities=False))[0]
-    assert "<chemical>" not in q.prompt and 'between "Lorvastatin" and "CYP3A4"' in q.prompt
+# --------------------------------------------------------------------- validation: bad rows name file, pmid and field
 
 
 @pytest.mark.parametrize(
@@ -232,6 +184,9 @@ def test_bad_split_and_paths(tmp_path: Path) -> None:
         load_documents("train", tmp_path / "x.csv")
 
 
+# ----------------------------------------------------------------------------------------------- the hub: unreachable
+
+
 def test_hub_offline_fails_fast_naming_the_local_option(monkeypatch: pytest.MonkeyPatch) -> None:
     # An endpoint on a closed local port stands in for an unreachable hub (no traffic leaves the machine).
     with socket.socket() as sock:
@@ -250,39 +205,7 @@ def test_hub_offline_fails_fast_naming_the_local_option(monkeypatch: pytest.Monk
     )
 
 
-@pytest.mark.parametrize(("value", "expected"), [(0, 0), (3, 3), ("2", 2), ("all", "all"), (" ALL ", "all")])
-def test_parse_negatives(value, expected) -> None:
-    assert parse_negatives(value) == expected
-
-
-@pytest.mark.parametrize("value", [-1, "some", True, 1.5, None, "²"])
-def test_parse_negatives_rejects(value) -> None:
-    with pytest.raises(DrugprotConfigError, match="non-negative integer or 'all'") as err:
-        parse_negatives(value)
-    assert err.value.knob == "negatives" and isinstance(err.value, ValueError)
-
-
-@pytest.mark.parametrize(("negatives", "total", "no_relation"), [(0, 27, 0), (1, 38, 11), (2, 41, 14), ("all", 42, 15)])
-def test_negatives_add_no_relation_tasks(fixture_jsonl: Path, negatives, total, no_relation) -> None:
-    options = TaskOptions(split="train", data_path=str(fixture_jsonl), negatives=negatives)
-    questions = load_questions(options)
-    negative = [q for q in questions if q.labels == ("NO-RELATION",)]
-    assert (len(questions), len(negative)) == (total, no_relation)
-    assert all(q.with_no_relation is (negatives != 0) for q in questions)
-    assert all(("N. NO-RELATION" in q.prompt) is (negatives != 0) for q in questions)
-    assert [q.key for q in questions][:27] != [] and all(q.answers == ("N",) for q in negative)
-    # gold pairs are never offered as negatives, and the same seed gives the same sample
-    assert not {q.key for q in negative} & {q.key for q in questions if q.labels != ("NO-RELATION",)}
-    assert [q.key for q in load_questions(options)] == [q.key for q in questions]
-
-
-# ------------------------------------------------------------------------------ reading: encodings and formats
-
-
-def copy_tsv(fixture_tsv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "tsv"
-    shutil.copytree(fixture_tsv, target)
-    return target
+# ------------------------------------------------------------------------------------- reading: encodings and formats
 
 
 def test_utf8_bom_is_accepted_in_every_format(fixture_jsonl: Path, fixture_tsv: Path, tmp_path: Path) -> None:
@@ -398,9 +321,6 @@ def test_unreadable_file_is_a_data_error(tmp_path: Path) -> None:
     assert (err.value.source, err.value.field) == (str(link), "data_path")
 
 
-# --------------------------------------------------------------------------------- empty files and identifiers
-
-
 def test_empty_sources_say_so(fixture_tsv: Path, tmp_path: Path) -> None:
     for name, content in (("empty.jsonl", "\n\n"), ("empty.json", "[]"), ("zero.jsonl", "")):
         path = tmp_path / name
@@ -453,77 +373,11 @@ def test_empty_tsv_identifiers_name_file_and_line(fixture_tsv: Path, tmp_path: P
     assert (err.value.source, err.value.field) == (f"{path}:2", field)
 
 
-def test_options_that_select_no_task(fixture_jsonl: Path, tmp_path: Path) -> None:
-    data = [r for r in rows(fixture_jsonl) if r["pmid"] == "90000004"]  # the abstract without a relation
-    assert data and data[0]["relations"] == []
-    path = write_rows(tmp_path / "no-relations.jsonl", data)
-    with pytest.raises(DrugprotDataError) as err:
-        load_questions(TaskOptions(split="train", data_path=str(path)))
-    assert str(err.value) == (
-        "these options select no task: no abstract has a gold relation; pass data with relations "
-        f"(the official training or development files) (source {path}, field relations)"
-    )
-    for negatives in (2, "all"):  # its same-sentence candidate pairs are tasks
-        assert {
-            q.labels for q in load_questions(TaskOptions(split="train", data_path=str(path), negatives=negatives))
-        } == {("NO-RELATION",)}
-    data[0]["entities"] = []
-    bare = write_rows(tmp_path / "no-mentions.jsonl", data)
-    for negatives in (2, "all"):
-        with pytest.raises(
-            DrugprotDataError, match="no abstract has a gold relation and no same-sentence candidate pair; pass data"
-        ):
-            load_questions(TaskOptions(split="train", data_path=str(bare), negatives=negatives))
-
-
-# --------------------------------------------------------------------------------------------------- knobs
-
-
-@pytest.mark.parametrize(
-    ("knobs", "knob", "message"),
-    [
-        ({"split": "test"}, "split", "unknown split 'test'; expected one of train, validation"),
-        ({"num_tasks": 0}, "num_tasks", "num_tasks must be a positive integer, or unset for the whole split; got 0"),
-        ({"num_tasks": -3}, "num_tasks", "num_tasks must be a positive integer, or unset for the whole split; got -3"),
-        (
-            {"num_tasks": True},
-            "num_tasks",
-            "num_tasks must be a positive integer, or unset for the whole split; got True",
-        ),
-        ({"negatives": -1}, "negatives", "negatives must be a non-negative integer or 'all', got -1"),
-        ({"seed": "7"}, "seed", "seed must be an integer, got '7'"),
-        ({"shuffle": 1}, "shuffle", "shuffle must be true or false, got 1"),
-        ({"data_path": ""}, "data_path", "data_path must be a file or directory path, or unset for the hub; got ''"),
-        ({"accuracy_weight": float("nan")}, "accuracy_weight", "accuracy_weight must be a finite number, got nan"),
-        (
-            {"revision": " "},
-            "revision",
-            "revision must be a commit sha, branch or tag of the hub dataset, or unset for its default branch; got ' '",
-        ),
-        (
-            {"revision": "3f2a9c1", "data_path": "train.jsonl"},
-            "revision",
-            "revision '3f2a9c1' selects a version of the hub dataset, but data_path 'train.jsonl' loads local data; "
-            "unset one of them (a local file is versioned by its contents)",
-        ),
-    ],
-)
-def test_bad_knobs_are_config_errors(knobs, knob, message) -> None:
-    with pytest.raises(DrugprotConfigError) as err:
-        TaskOptions.from_knobs(knobs)
-    assert (str(err.value), err.value.knob) == (message, knob)
-    assert isinstance(err.value, ValueError)
-
-
-def test_negatives_are_normalised() -> None:
-    assert TaskOptions(negatives=" ALL ").negatives == "all" and TaskOptions(negatives="3").negatives == 3
-
-
-# --------------------------------------------------------------------------------- config-time checks
+# ------------------------------------------------------------------------ the hub: offline, pinned revisions, proxies
 
 
 def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from drugprot.core.data import check_hub_offline
+    from drugprot.core.sources import check_hub_offline
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_DATASETS_OFFLINE"):
@@ -538,10 +392,8 @@ def test_hub_offline_without_cache_fails_without_network(monkeypatch: pytest.Mon
     )
     with pytest.raises(DrugprotHubError, match="HF_HUB_OFFLINE is set"):
         load_questions(TaskOptions())  # the loader runs the same check before it imports datasets
-    from drugprot.envs.taskset import DrugprotConfig
-
     # vf-eval validates a default config (no data_path) before it applies the user's flags: that must pass offline
-    assert DrugprotConfig(id="drugprot").data_path is None
+    assert validate_source(TaskOptions()) is None
     snapshot = tmp_path / "hf" / "hub" / "datasets--OpenMed--drugprot-parquet" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     check_hub_offline("validation")  # a cached copy: datasets can load it offline
@@ -636,63 +488,23 @@ def test_revision_reaches_the_hub_request(tmp_path: Path) -> None:
     assert files and all(path.startswith("/datasets/OpenMed/drugprot-parquet/resolve/0123abcd/") for path in files)
 
 
-def test_validate_source_builds_once_and_notices_changed_files(fixture_jsonl: Path, tmp_path: Path) -> None:
-    import os
+def test_hub_probe_goes_through_the_configured_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drugprot.core.sources.hub import _probe_target
 
-    from drugprot.core.questions import validate_source
-
-    path = write_rows(tmp_path / "data.jsonl", rows(fixture_jsonl))
-    options = TaskOptions(split="train", data_path=str(path))
-    validate_source(options)
-    st = path.stat()
-    changed = path.read_text(encoding="utf-8").replace("Lorvastatin", "Lorvastatim")  # same size
-    with path.open("r+", encoding="utf-8") as fh:  # same inode
-        fh.write(changed)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    stats = LoadStats()
-    kept = load_questions(options, stats=stats)  # the questions built at validation: the file was not re-read
-    assert kept[0].chemical.text == "Lorvastatin" and (stats.documents, stats.relations) == (9, 28)
-    assert load_questions(options)[0].chemical.text == "Lorvastatim"  # taken once; the next load reads the file
-    validate_source(options)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert load_questions(options)[0].chemical.text == "Lorvastatim"
+    for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert _probe_target("https://huggingface.co") == ("proxy.example", 3128)
+    assert _probe_target("http://127.0.0.1:8080") == ("127.0.0.1", 8080)  # HTTPS_PROXY is for https only
+    monkeypatch.setenv("NO_PROXY", "huggingface.co")
+    assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)
 
 
-def test_validate_source_raises_the_data_errors(fixture_tsv: Path, tmp_path: Path) -> None:
-    from drugprot.core.questions import validate_source
+# ---------------------------------------------------------------------------------------- property: random corruption
 
-    tsv = copy_tsv(fixture_tsv, tmp_path)
-    (tsv / "drugprot_training_relations.tsv").unlink()
-    with pytest.raises(DrugprotDataError) as err:
-        validate_source(TaskOptions(split="train", data_path=str(tsv)))
-    assert str(err.value) == (
-        f"missing drugprot_training_relations.tsv beside drugprot_training_abstracs.tsv (source {tsv}, field data_path)"
-    )
-
-
-def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path) -> None:
-    from pydantic import ValidationError
-
-    from drugprot.envs.taskset import DrugprotConfig
-
-    missing = tmp_path / "missing.jsonl"
-    with pytest.raises(ValidationError) as err:
-        DrugprotConfig(id="drugprot", data_path=str(missing))
-    assert err.value.errors()[0]["msg"] == (
-        f"Value error, no such file or directory: {missing}; pass a .parquet, .jsonl or .json file or a directory "
-        f"of the official BioCreative VII TSV files (source {missing}, field data_path)"
-    )
-    with pytest.raises(ValidationError, match="num_tasks must be a positive integer"):
-        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), num_tasks=0)
-    with pytest.raises(ValidationError, match="negatives must be a non-negative integer or 'all', got -2"):
-        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), negatives=-2)
-    with pytest.raises(ValidationError, match="revision 'abc123' selects a version of the hub dataset, but data_path"):
-        DrugprotConfig(id="drugprot", data_path=str(fixture_jsonl), revision="abc123")
-    assert DrugprotConfig(id="drugprot", split="train", data_path=str(fixture_jsonl)).negatives == 0
-    assert DrugprotConfig(id="drugprot", revision="abc123").options().revision == "abc123"  # hub checks: at load
-
-
-# ------------------------------------------------------------------------------- property: random corruption
 
 CORRUPTIONS = st.lists(
     st.tuples(
@@ -775,18 +587,3 @@ def test_random_corruption_of_a_tsv_file_loads_or_is_a_data_error(fixture_tsv: P
         loads_or_data_error("train", root)
 
     check()
-
-
-def test_hub_probe_goes_through_the_configured_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from drugprot.core.data import _probe_target
-
-    for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
-    assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    assert _probe_target("https://huggingface.co") == ("proxy.example", 3128)
-    assert _probe_target("http://127.0.0.1:8080") == ("127.0.0.1", 8080)  # HTTPS_PROXY is for https only
-    monkeypatch.setenv("NO_PROXY", "huggingface.co")
-    assert _probe_target("https://huggingface.co") == ("huggingface.co", 443)

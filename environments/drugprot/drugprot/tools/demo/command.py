@@ -1,0 +1,175 @@
+"""``drugprot demo``: its arguments, the report it prints and the footer that says where the run is kept."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from drugprot.core.errors import DrugprotError
+from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.render import format_report
+from drugprot.evaluation.report import resamples_arg
+from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from drugprot.evaluation.summary import summarize
+from drugprot.tools.demo.runner import LOG_NAME, DemoRun, run_demo
+
+DEFAULT_TASKS = 22
+"""Tasks a plain ``drugprot demo`` evaluates: the sample's first five abstracts with ``negatives=all``."""
+DEFAULT_OUTPUT_DIR = Path("outputs")
+"""Where the run directory goes unless ``--output-dir`` names another place (``vf-eval``'s own default)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--negatives",
+        default="all",
+        help="NO-RELATION candidates of the sample tasks: all (default), k per gold pair, or 0",
+    )
+    parser.add_argument("-r", "--rollouts", type=int, default=1, help="rollouts per task (default 1)")
+    parser.add_argument(
+        "-n",
+        "--num-tasks",
+        type=int,
+        default=DEFAULT_TASKS,
+        help=f"evaluate the first N tasks (default {DEFAULT_TASKS}: the first five abstracts)",
+    )
+    parser.add_argument("--all", action="store_true", help="evaluate every task of the sample (43 with negatives=all)")
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=DEFAULT_OUTPUT_DIR,
+        metavar="DIR",
+        help=f"the eval CLI writes the run directory here (default {DEFAULT_OUTPUT_DIR}/); it is kept",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=resamples_arg,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"resamples of the tasks for the 95%% intervals (default {DEFAULT_RESAMPLES}; 0: none)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, metavar="S", help=f"seed of the bootstrap (default {DEFAULT_SEED})"
+    )
+    parser.add_argument("--plot", metavar="PATH", help="write the run's confusion matrix as a PNG (needs matplotlib)")
+    parser.add_argument(
+        "--plot-classes",
+        metavar="PATH",
+        help="write the run's per-class precision/recall/F1 bars as a PNG (needs matplotlib)",
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to allow the eval CLI (default 600)")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the eval CLI's own output as it runs (instead of the rollout count)",
+    )
+
+
+def report_command(run_dir: str, args: argparse.Namespace) -> str:
+    """The ``drugprot report`` command that reports the kept run again with the demo's options."""
+    parts = ["drugprot", "report", run_dir]
+    if args.bootstrap != DEFAULT_RESAMPLES:
+        parts += ["--bootstrap", str(args.bootstrap)]
+    if args.seed != DEFAULT_SEED:
+        parts += ["--seed", str(args.seed)]
+    return " ".join(parts) + " [--plot PNG] [--plot-classes PNG] [--json]"
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` relative to the working directory when it lies under it (shorter to read and paste), else as is."""
+    absolute = Path(path).absolute()
+    with contextlib.suppress(ValueError):
+        return str(absolute.relative_to(Path.cwd()))
+    return str(path)
+
+
+def footer(result: DemoRun, args: argparse.Namespace, written: Sequence[str]) -> list[str]:
+    """What the demo prints after the report: files written, time, the kept run and how to report it again."""
+    shown = [shown_path(part) if os.path.isabs(part) else part for part in result.command]
+    return [
+        "",
+        *written,
+        f"demo: {result.sample.rollouts} rollouts in {result.seconds:.1f} s, {result.eval_seconds:.1f} s of them in "
+        "the eval CLI",
+        f"run kept in {result.run_dir} (with the CLI's log, {LOG_NAME}); report it again with:",
+        f"  {report_command(result.run_dir, args)}",
+        f"ran: {shlex.join(shown)}",
+        *(
+            [f"`drugprot demo --all` evaluates all {result.sample.available} tasks of the sample."]
+            if result.run.config.limit
+            else []
+        ),
+        "The data is SYNTHETIC (drugprot/tools/sample/README.md) and the 'model' is the lexical baseline: the numbers "
+        "show the flow, not DrugProt performance.",
+    ]
+
+
+def write_plots(report: Mapping[str, Any], args: argparse.Namespace) -> list[str]:
+    """Write the charts ``--plot``/``--plot-classes`` ask for; return what was written.
+
+    Raises:
+        ReportError: matplotlib is not installed (the ``drugprot[report]`` extra).
+    """
+    written = []
+    if args.plot:
+        plot_confusion([report], args.plot)
+        written.append(f"wrote the confusion matrix to {args.plot}")
+    if args.plot_classes:
+        plot_classes([report], args.plot_classes)
+        written.append(f"wrote the per-class chart to {args.plot_classes}")
+    return written
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.json:
+        print(
+            f"drugprot demo: serving the lexical baseline on 127.0.0.1 and running the eval CLI on the bundled "
+            f"synthetic sample (negatives={args.negatives}) ...",
+            file=sys.stderr,
+            flush=True,
+        )
+    try:
+        result = run_demo(
+            args.output_dir,
+            rollouts=args.rollouts,
+            negatives=args.negatives,
+            num_tasks=None if args.all else args.num_tasks,
+            timeout=args.timeout,
+            verbose=args.verbose,
+            progress=None if args.verbose else sys.stderr,
+        )
+    except (DrugprotError, OSError) as exc:
+        print(f"drugprot demo: error: {exc}", file=sys.stderr)
+        return 1
+    report = summarize(result.run, resamples=args.bootstrap, seed=args.seed)
+    try:
+        written = write_plots(report, args)
+    except (DrugprotError, OSError) as exc:
+        print(
+            f"drugprot demo: error: {exc}\nrun kept in {result.run_dir}: {report_command(result.run_dir, args)}",
+            file=sys.stderr,
+        )
+        return 1
+    if args.json:
+        demo = {
+            "run_dir": result.run_dir,
+            "command": result.command,
+            "seconds": result.seconds,
+            "eval_seconds": result.eval_seconds,
+            "plots": [p for p in (args.plot, args.plot_classes) if p],
+        }
+        print(json.dumps({**report, "demo": demo}, indent=2, allow_nan=False))
+        print("\n".join(footer(result, args, written)), file=sys.stderr)
+    else:
+        print(format_report(report))
+        print("\n".join(footer(result, args, written)))
+    return 0

@@ -1,0 +1,123 @@
+"""The standalone server's command line: ``python -m drugprot.tools.serve --port 8000 --reply '\\boxed{A}'``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from drugprot.core.errors import DrugprotError
+from drugprot.tools.serve.http_handler import BODY_TIMEOUT, MAX_BODY_BYTES
+from drugprot.tools.serve.replies import Reply, fixed_responder, scripted_responder
+from drugprot.tools.serve.server import OpenAIServer
+
+_REPLY_FIELDS = ("content", "reasoning_content", "finish_reason")
+
+
+class ScriptError(DrugprotError, ValueError):
+    """A ``--script`` file that is not a JSON object of replies; the message names the file and the key."""
+
+
+def load_script(path: Path) -> dict[str, Reply]:
+    """A JSON object mapping key → content string, or key → ``{"content", "reasoning_content", "finish_reason"}``.
+
+    Raises:
+        ScriptError: not JSON, not an object, or a reply object without a string ``content`` or with other fields.
+        OSError: the file cannot be read.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise ScriptError(f"{path}: not a UTF-8 JSON file ({exc}); write a JSON object mapping key -> reply") from None
+    if not isinstance(data, dict):
+        raise ScriptError(f"{path}: expected a JSON object mapping key -> reply, got {type(data).__name__}")
+    return {key: _script_reply(path, key, value) for key, value in data.items()}
+
+
+def _script_reply(path: Path, key: str, value: object) -> Reply:
+    if not isinstance(value, dict):
+        return Reply(content=str(value))
+    unknown = sorted(set(value) - set(_REPLY_FIELDS))
+    if unknown or not isinstance(value.get("content"), str):
+        raise ScriptError(
+            f"{path}: the reply of key {key!r} must be a string or an object with a string 'content' and "
+            f"optionally 'reasoning_content' and 'finish_reason'" + (f"; unknown fields {unknown}" if unknown else "")
+        )
+    return Reply(**value)
+
+
+def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
+    """The (not yet started) server that ``main(argv)`` would run."""
+    parser = argparse.ArgumentParser(
+        prog="python -m drugprot.tools.serve",
+        description="Serve a fake OpenAI-compatible chat-completions API on 127.0.0.1 until Ctrl-C.",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0 = any free port)")
+    parser.add_argument("--reply", default=None, help="content of every reply (with --script: of unmatched ones)")
+    parser.add_argument("--reasoning", default=None, help="reasoning_content sent before --reply")
+    parser.add_argument("--finish-reason", default="stop", help="finish_reason of --reply")
+    parser.add_argument(
+        "--script",
+        type=Path,
+        help='JSON {"key": "reply" | {"content": ..., "reasoning_content": ...}}: the reply whose key occurs '
+        "in the last user message (HTTP 500 when none does and --reply is not given)",
+    )
+    parser.add_argument("--model", action="append", help="model id listed by /v1/models (repeatable)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each reply")
+    parser.add_argument("--chunk-size", type=int, default=16, help="characters per streamed delta (0 = whole)")
+    parser.add_argument("--api-key", default=None, help="require this bearer token")
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body accepted (413 above)"
+    )
+    parser.add_argument(
+        "--body-timeout", type=float, default=BODY_TIMEOUT, help="seconds to receive a request body (408 after)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every request to stderr")
+    args = parser.parse_args(argv)
+    if args.max_body_bytes < 0:
+        parser.error(f"--max-body-bytes must be >= 0, got {args.max_body_bytes}")
+    if not args.body_timeout > 0:
+        parser.error(f"--body-timeout must be > 0 seconds, got {args.body_timeout}")
+
+    default = None if args.reply is None else Reply(args.reply, args.reasoning, args.finish_reason)
+    if args.script:
+        responder = scripted_responder(load_script(args.script), default)
+    else:
+        responder = fixed_responder(default or Reply("", args.reasoning, args.finish_reason))
+    return OpenAIServer(
+        responder,
+        port=args.port,
+        models=tuple(args.model or ("trinity-mini",)),
+        delay=args.delay,
+        chunk_size=args.chunk_size or None,
+        api_key=args.api_key,
+        record=False,
+        max_body_bytes=args.max_body_bytes,
+        body_timeout=args.body_timeout,
+        verbose=args.verbose,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run :func:`build_server`'s server until Ctrl-C; prints ``serving <base_url>`` to stderr when up.
+
+    Returns 0 when interrupted, 1 (with ``error: ...`` on stderr) for a bad ``--script`` or a port it cannot bind.
+    """
+    # A parent that ignores SIGINT (a shell's background job, a test runner) passes that on to us, and Python then
+    # installs no KeyboardInterrupt handler: Ctrl-C / kill -INT would never stop the server.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Ctrl-C may come as soon as the line is printed (a script waits for it), so it is caught from here on.
+    try:
+        with contextlib.suppress(KeyboardInterrupt), build_server(argv) as server:
+            print(f"serving {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+            threading.Event().wait()
+    except (DrugprotError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,66 @@
+"""Tests of drugprot.core.tasks: one task per gold (chemical, gene) mention pair, plus NO-RELATION candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from drugprot.core.schema import Document, Entity, Relation
+from drugprot.core.sources import load_documents
+from drugprot.core.tasks import PairTask, build_tasks, positive_pairs
+
+TEXT = "Drug X inhibits and is a substrate of CYP3A4. Drug Y blocks CYP3A4 and CYP2D6."
+DOC = Document(
+    pmid="7",
+    title="",
+    abstract=TEXT,
+    text=TEXT,
+    entities=(
+        Entity("T1", "CHEMICAL", "Drug X", 0, 6),
+        Entity("T2", "GENE-Y", "CYP3A4", 38, 44),
+        Entity("T3", "CHEMICAL", "Drug Y", 46, 52),
+        Entity("T4", "GENE-Y", "CYP3A4", 60, 66),
+        Entity("T5", "GENE-N", "CYP2D6", 71, 77),
+    ),
+    relations=(
+        Relation("SUBSTRATE", "T1", "T2"),
+        Relation("INHIBITOR", "T1", "T2"),
+        Relation("INHIBITOR", "T3", "T4"),
+        Relation("SUBSTRATE", "T1", "T2"),
+    ),
+)
+
+
+def test_positive_pairs_group_the_types_of_a_pair_in_label_order() -> None:
+    assert positive_pairs(DOC) == {("T1", "T2"): ("INHIBITOR", "SUBSTRATE"), ("T3", "T4"): ("INHIBITOR",)}
+
+
+def test_one_task_per_gold_pair_then_the_negatives_of_its_abstract() -> None:
+    assert [(t.key, t.labels) for t in build_tasks([DOC])] == [
+        ("7:T1:T2", ("INHIBITOR", "SUBSTRATE")),
+        ("7:T3:T4", ("INHIBITOR",)),
+    ]
+    assert [(t.key, t.labels) for t in build_tasks([DOC], negatives="all")] == [
+        ("7:T1:T2", ("INHIBITOR", "SUBSTRATE")),
+        ("7:T3:T4", ("INHIBITOR",)),
+        ("7:T3:T5", ("NO-RELATION",)),  # the one same-sentence pair without a gold relation
+    ]
+    task = build_tasks([DOC])[1]
+    assert task == PairTask(DOC, DOC.entities[2], DOC.entities[3], ("INHIBITOR",))
+    assert (task.pmid, task.chemical.text, task.gene.text) == ("7", "Drug Y", "CYP3A4")
+
+
+def test_fixture_tasks(fixture_jsonl: Path) -> None:
+    documents = load_documents("train", fixture_jsonl)
+    tasks = build_tasks(documents)
+    assert len(tasks) == 27  # 28 relations, one pair carries two types
+    assert [(t.key, t.labels) for t in tasks if len(t.labels) > 1] == [("90000001:T1:T2", ("INHIBITOR", "SUBSTRATE"))]
+    assert [t.key for t in tasks if t.pmid == "90000004"] == []  # the abstract with no relation
+    assert tasks[0].key == "90000001:T1:T2" and tasks[-1].key == "90000009:T4:T5"
+    counts = {k: len(build_tasks(documents, negatives=k, seed=0)) for k in (0, 1, 2, "all")}
+    assert counts == {0: 27, 1: 38, 2: 41, "all": 42}
+    # The sample is pinned (SHA-256 ranks): a change here changes every negatives=1 run's tasks.
+    negatives = [t.key for t in build_tasks(documents, negatives=1, seed=0) if t.labels == ("NO-RELATION",)]
+    assert negatives == [
+        "90000001:T6:T7", "90000002:T1:T2", "90000003:T1:T2", "90000003:T5:T6", "90000004:T3:T4", "90000005:T3:T6",
+        "90000005:T5:T4", "90000008:T1:T2", "90000008:T3:T6", "90000008:T5:T4", "90000009:T6:T7",
+    ]  # fmt: skip

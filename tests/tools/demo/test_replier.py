@@ -1,0 +1,79 @@
+"""The demo's "model": the lexical baseline answering a run's questions by prompt (``drugprot.tools.demo.replier``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from drugprot.core.options import TaskOptions
+from drugprot.core.questions import question_for
+from drugprot.core.sources import load_documents
+from drugprot.core.tasks import build_tasks
+from drugprot.evaluation.baselines import predict, reply_text
+from drugprot.tools import demo
+from drugprot.tools.serve import Reply
+
+
+@pytest.mark.parametrize("mark_entities", [True, False])
+@pytest.mark.parametrize("negatives", [0, "all"])
+def test_each_prompt_gets_the_baseline_s_answer_for_its_pair(mark_entities: bool, negatives: int | str) -> None:
+    """Served or offline, the lexical baseline gives the same answer: the spans come from the question record,
+    so unmarked prompts (where a name can occur before the annotated mention) are answered right too."""
+    with_nr = negatives != 0
+    with demo.sample_path() as path:
+        tasks = build_tasks(load_documents("validation", path), negatives=negatives)
+    questions = [question_for(task, mark_entities=mark_entities, with_no_relation=with_nr) for task in tasks]
+    replier = demo.LexicalReplier(questions, with_no_relation=with_nr)
+    first: dict[str, str] = {}  # prompt -> the answer for the first task with it
+    for task, question in zip(tasks, questions, strict=True):
+        first.setdefault(question.prompt, reply_text(predict("lexical", task, with_no_relation=with_nr)))
+    # Marked prompts are one per task; unmarked, two pairs of the same names share one (answered as the first).
+    expected = {(0, True): (30, 30), (0, False): (30, 28), ("all", True): (43, 43), ("all", False): (43, 39)}
+    assert (len(tasks), len(replier), len(first)) == (*expected[negatives, mark_entities], len(replier))
+    assert {prompt: replier.reply(prompt) for prompt in first} == first
+
+
+@pytest.mark.parametrize(
+    ("with_no_relation", "reply"),
+    [
+        (False, "<think>the prompt is not one of this run's questions, so INHIBITOR.</think>\n\\boxed{E}"),
+        (True, "<think>the prompt is not one of this run's questions, so NO-RELATION.</think>\n\\boxed{N}"),
+    ],
+)
+def test_a_prompt_of_no_question_gets_the_setting_s_fallback(with_no_relation: bool, reply: str) -> None:
+    replier = demo.LexicalReplier([], with_no_relation=with_no_relation)
+    assert replier.reply("What is 2 + 2?") == reply
+
+
+def test_the_replier_of_a_run_knows_every_question_of_its_split_whatever_the_limit() -> None:
+    with demo.sample_path() as path:
+        options = demo.sample_options(path, negatives="all")
+        limited = dataclasses.replace(options, num_tasks=3, shuffle=True, seed=7)
+        replier = demo.lexical_replier(limited)
+        assert (options.split, options.negatives, options.mark_entities) == ("validation", "all", True)
+        tasks = build_tasks(load_documents("validation", path), negatives="all")
+    assert len(replier) == 43
+    last = question_for(tasks[-1], with_no_relation=True)
+    assert replier.reply(last.prompt) == reply_text(predict("lexical", tasks[-1], with_no_relation=True))
+
+
+def test_it_answers_the_last_user_message_of_a_chat_request() -> None:
+    with demo.sample_path() as path:
+        task = build_tasks(load_documents("validation", path))[0]
+    question = question_for(task)
+    replier = demo.LexicalReplier([question], with_no_relation=False)
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": question.system_prompt},
+            {"role": "user", "content": question.prompt},
+        ],
+    }
+    assert replier(body) == Reply(content=reply_text(predict("lexical", task)))
+
+
+def test_extraction_questions_name_no_pair_and_are_not_served() -> None:
+    with demo.sample_path() as path:
+        replier = demo.lexical_replier(TaskOptions(data_path=str(path), mode="extraction"))
+    assert len(replier) == 0
