@@ -7,8 +7,10 @@ The fixture (``tests/fixtures/drugprot_fixture.jsonl``, train split) has 27 gold
 from __future__ import annotations
 
 import json
+import os
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,12 +26,16 @@ from drugprot.evaluation.baselines import (
     BaselineAnswer,
     UnknownBaselineError,
     baseline_run,
+    extraction_reply,
     lexical_label,
     predict,
     reply_text,
 )
+from drugprot.evaluation.extraction_summary import summarize_extraction
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.cli import main as cli_main
+
+REAL_SAMPLE = os.environ.get("DRUGPROT_REAL_SAMPLE")
 
 
 def close(value: float, fraction: Fraction) -> bool:
@@ -314,3 +320,120 @@ def test_exports_feed_the_official_scorer_inputs(
         official_layout=True,
     )
     assert {"tp": scores.tp, "fp": scores.fp, "fn": scores.fn} == payload["majority"]["micro_counts"]
+
+
+# ------------------------------------------------------------------------------------- extraction mode
+
+
+def extraction_run(baseline: str, data_path: Path | str) -> Any:
+    return baseline_run(baseline, TaskOptions(split="train", data_path=str(data_path), mode="extraction"))
+
+
+def test_the_extraction_reply_lists_the_pair_rule_on_every_same_sentence_pair(fixture_jsonl: Path) -> None:
+    docs = {d.pmid: d for d in load_documents("train", fixture_jsonl)}
+    up = "INDIRECT-UPREGULATOR"
+    assert extraction_reply("lexical", docs["90000003"]) == (
+        f'<think>T1-T2: "increas" just after the pair suggests {up}; T3-T4: "increas" between the two mentions '
+        f'suggests {up}; T3-T6: "increas" between the two mentions suggests {up}; T5-T4: "increas" just before the '
+        f'pair suggests {up}; T5-T6: no cue word near the pair, so NO-RELATION; T7-T4: "increas" just before the pair '
+        f"suggests {up}; T7-T6: no cue word near the pair, so NO-RELATION.</think>\n"
+        f"<relations>\nT1 | T2 | {up}\nT3 | T4 | {up}\nT3 | T6 | {up}\nT5 | T4 | {up}\nT7 | T4 | {up}\n</relations>"
+    )
+    assert extraction_reply("majority", docs["90000004"]) == (
+        "<think>T1-T2: the majority class of this setting is NO-RELATION; T3-T4: the majority class of this setting "
+        "is NO-RELATION.</think>\n<relations>\nnone\n</relations>"
+    )
+    with pytest.raises(UnknownBaselineError):
+        extraction_reply("oracle", docs["90000004"])
+
+
+def test_lexical_extraction_figures_on_the_fixture(fixture_jsonl: Path) -> None:
+    run = extraction_run("lexical", fixture_jsonl)
+    assert [r.pmid for r in run.extraction] == [f"9000000{i}" for i in range(1, 10)]
+    assert [r.answer.accuracy for r in run.extraction] == pytest.approx(
+        [1 / 2, 1.0, 2 / 7, 1.0, 1 / 2, 3 / 4, 0.0, 2 / 9, 1.0], abs=1e-12
+    )
+    got = summarize_extraction(run)
+    # The same answers as pair mode's negatives=all (every gold pair of the fixture is a same-sentence candidate):
+    # 16 right types, 16 wrong ones, 12 gold relations missed.
+    assert got["micro_counts"] == got["majority"]["micro_counts"] == {"tp": 16, "fp": 16, "fn": 12}
+    assert got["micro_counts"] == fixture_run("lexical", fixture_jsonl, "all")["micro_counts"]
+    assert (got["micro_precision"], got["micro_recall"]) == (0.5, pytest.approx(4 / 7, abs=1e-12))
+    assert close(got["micro_f1"], Fraction(8, 15))
+    mean = (Fraction(1, 2) * 2 + 3 + Fraction(2, 7) + Fraction(3, 4) + Fraction(2, 9)) / 9
+    assert close(got["accuracy"], mean) and close(got["mean_reward"], mean + Fraction(1, 10))
+    assert (got["format_rate"], got["invalid_rate"], got["quality"]["predicted_relations"]) == (1.0, 0.0, 32)
+    assert close(got["exact_match"], Fraction(3, 9))
+    assert got["setting"]["comparable_with_official"] is True and got["run"]["model"] == "baseline:lexical"
+
+
+def test_majority_extraction_lists_nothing(fixture_jsonl: Path) -> None:
+    got = summarize_extraction(extraction_run("majority", fixture_jsonl))
+    assert got["micro_counts"] == {"tp": 0, "fp": 0, "fn": 28}
+    assert (got["micro_f1"], got["macro_f1"]) == (0.0, 0.0)
+    # Only the abstract without relations (90000004) is answered exactly: none.
+    assert close(got["accuracy"], Fraction(1, 9)) and close(got["exact_match"], Fraction(1, 9))
+
+
+def official_check(
+    data_path: Path | str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, official_layout: bool
+) -> tuple[dict[str, Any], Any]:
+    """``drugprot baseline lexical --mode extraction`` with both exports; the report's majority figures and the
+    official computation (``score_relations`` on the exported files, the documents' pairs) side by side."""
+    pred, gold = tmp_path / "pred.tsv", tmp_path / "gold"
+    args = ["baseline", "lexical", "--mode", "extraction", "--split", "train", "--data-path", str(data_path)]
+    assert cli_main([*args, "--export-tsv", str(pred), "--export-gold", str(gold), "--json", "--bootstrap", "0"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in gold.iterdir()) == ["entities.tsv", "gold_relations.tsv", "pmids.txt"]
+    scores = score_relations(
+        read_relations_tsv(gold / "gold_relations.tsv"),
+        read_relations_tsv(pred),
+        pairs=official_pairs(load_documents("train", data_path)),
+        official_layout=official_layout,
+    )
+    return payload, scores
+
+
+def assert_same_figures(report: dict[str, Any], scores: Any) -> None:
+    assert {"tp": scores.tp, "fp": scores.fp, "fn": scores.fn} == report["micro_counts"]
+    assert (scores.precision, scores.recall, scores.f1) == pytest.approx(
+        (report["micro_precision"], report["micro_recall"], report["micro_f1"]), abs=1e-9
+    )
+
+
+def test_extraction_exports_reproduce_the_report_with_the_official_scorer(
+    fixture_jsonl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The official script's own computation (its vector layout included) on the exported files gives the report's
+    micro P/R/F1 (majority per abstract, what is exported)."""
+    payload, scores = official_check(fixture_jsonl, tmp_path, capsys, official_layout=True)
+    assert_same_figures(payload["majority"], scores)
+    assert payload["majority"]["micro_counts"] == {"tp": 16, "fp": 16, "fn": 12}
+
+
+@pytest.mark.skipif(not REAL_SAMPLE, reason="set DRUGPROT_REAL_SAMPLE to the 350-abstract real training sample")
+def test_extraction_exports_reproduce_the_report_on_the_real_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On the real sample the report equals the official metric as specified (every pair its own cell) to 1e-9.
+    The official script's layout quirk (``drugprot.core.metrics``: the last pair of one PMID shares a cell with the
+    first pair of the next) moves its figures here by one cell of each count, under 1e-5 of F1."""
+    payload, scores = official_check(REAL_SAMPLE, tmp_path, capsys, official_layout=False)
+    assert_same_figures(payload["majority"], scores)
+    assert payload["majority"]["micro_counts"] == {"tp": 921, "fp": 2902, "fn": 838}
+    quirk = score_relations(
+        read_relations_tsv(tmp_path / "gold" / "gold_relations.tsv"),
+        read_relations_tsv(tmp_path / "pred.tsv"),
+        pairs=official_pairs(load_documents("train", REAL_SAMPLE)),
+        official_layout=True,
+    )
+    assert (quirk.tp, quirk.fp, quirk.fn) == (920, 2899, 837)
+    assert abs(quirk.f1 - payload["majority"]["micro_f1"]) < 1e-5
+    # The same answers as pair mode's negatives=all on the sample (README's row): 0.241 / 0.524 / 0.330.
+    assert [round(payload[k], 3) for k in ("micro_precision", "micro_recall", "micro_f1")] == [0.241, 0.524, 0.33]
+
+
+def test_extraction_mode_takes_no_negatives(fixture_jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["baseline", "lexical", "--mode", "extraction", "--negatives", "all", "--data-path", str(fixture_jsonl)]
+    assert cli_main(args) == 2
+    assert "negatives is a pair-mode knob" in capsys.readouterr().err

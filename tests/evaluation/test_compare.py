@@ -106,3 +106,39 @@ def test_runs_sharing_one_task_get_flips_but_no_intervals() -> None:
         "intervals": {"unavailable": "a bootstrap over tasks needs at least 2 tasks; the runs share 1"},
     }
     assert compare_runs(first, second, resamples=0, seed=0)["intervals"] is None
+
+
+def test_two_extraction_runs_over_the_same_abstracts_are_paired(tmp_path: Path) -> None:
+    """``HAND_RUN`` against a run that answers every rollout with the gold: each abstract's majority is exact in
+    the second run, and only 200's in the first."""
+    from drugprot.core.extraction import answer_block
+    from tests.evaluation.extraction_traces import HAND_RUN, THINK, episode, extraction_trace, hand_run, write_v1_run
+
+    first = load_run(hand_run(tmp_path / "first"))
+    perfect = [episode(extraction_trace(p, g, THINK + answer_block(sorted(g.relations)))) for p, g, _ in HAND_RUN]
+    second = load_run(write_v1_run(tmp_path / "second", perfect))
+    got = compare_runs(first, second, resamples=100, seed=0)
+    assert (got["paired"], got["tasks"]) == (True, 2)
+    assert got["flips"] == {"first_only": 0, "second_only": 1, "both": 1, "neither": 0, "mcnemar_p": 1.0}
+    assert close(got["intervals"]["micro_f1"]["estimate"], 1 - Fraction(6, 11))
+    assert close(got["intervals"]["accuracy"]["estimate"], 1 - Fraction(5, 12))
+    assert got["intervals"]["method"] == "percentile bootstrap over abstracts"
+    other = load_run(write_v1_run(tmp_path / "other", perfect[:1]))
+    assert compare_runs(first, other, resamples=100, seed=0) == {
+        "paired": False,
+        "reason": "the runs cover different abstracts (2 and 1; 1 shared)",
+    }
+
+
+def test_a_pair_run_and_an_extraction_run_are_never_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.evaluation.extraction_traces import hand_run
+
+    pair, extraction = rollouts_run(tmp_path), hand_run(tmp_path / "extraction")
+    assert cli_main(["report", str(pair), str(extraction)]) == 2
+    assert capsys.readouterr().err == (
+        "drugprot report: error: cannot compare pair-mode and extraction-mode runs ([1] rollouts: pair, [2] "
+        "extraction: extraction): their tasks and metrics differ (a pair or an abstract); report each mode's runs in "
+        "a command of their own\n"
+    )

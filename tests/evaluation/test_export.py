@@ -11,6 +11,7 @@ from drugprot.evaluation.export import export_gold, export_tsv, prediction_rows
 from drugprot.evaluation.records import GoldPair, Rollout, Run, ScoredAnswer
 from drugprot.evaluation.runs import load_run
 from drugprot.tools.cli import main as cli_main
+from tests.evaluation.extraction_traces import hand_run
 from tests.evaluation.traces import (
     PMID,
     multilabel_run,
@@ -73,3 +74,18 @@ def test_the_gold_export_writes_the_evaluated_abstracts_only(tmp_path: Path, fix
     assert len(entities) == len(first.entities) and {line.split("\t")[0] for line in entities} == {first.pmid}
     bare = tmp_path / "no-abstracts"  # without the abstracts: no entities.tsv
     assert export_gold(run, bare) == [bare / "gold_relations.tsv", bare / "pmids.txt"]
+
+
+def test_an_extraction_run_exports_its_majority_triples_and_the_gold_of_its_abstracts(tmp_path: Path) -> None:
+    """``HAND_RUN``: abstract 100's majority keeps T1-T2 INHIBITOR only; 200 has no relation and none voted."""
+    run = load_run(hand_run(tmp_path / "run"))
+    assert export_tsv(run, tmp_path / "pred.tsv") == 1
+    assert (tmp_path / "pred.tsv").read_text(encoding="utf-8") == "100\tINHIBITOR\tArg1:T1\tArg2:T2\n"
+    written = export_gold(run, tmp_path / "gold")
+    assert [p.name for p in written] == ["gold_relations.tsv", "pmids.txt"]
+    assert (tmp_path / "gold" / "gold_relations.tsv").read_text(encoding="utf-8") == (
+        "100\tINHIBITOR\tArg1:T1\tArg2:T2\n100\tSUBSTRATE\tArg1:T3\tArg2:T4\n"
+    )
+    assert (tmp_path / "gold" / "pmids.txt").read_text(encoding="utf-8") == "100\n200\n"
+    scores = score_relations(read_relations_tsv(written[0]), read_relations_tsv(tmp_path / "pred.tsv"))
+    assert (scores.tp, scores.fp, scores.fn) == (1, 0, 1)  # the report's majority counts

@@ -14,6 +14,7 @@ import pytest
 
 import drugprot
 from drugprot.core.labels import RELATION_NAMES
+from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.core.prompts import PROMPT_VERSION
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.evaluation.export import export_tsv
@@ -259,3 +260,115 @@ def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFi
     assert exc.value.code == 0
     assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
     assert ("--seed S, --bootstrap-seed S" if command == "report" else "--bootstrap-seed S") in out
+
+
+def test_an_extraction_run_is_reported_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.evaluation.extraction_traces import hand_run
+
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", "--json", "--bootstrap", "0", "--export-tsv", str(tsv), str(hand_run(tmp_path))]) == 0
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert (payload["setting"]["mode"], payload["n_tasks"], payload["micro_counts"]) == (
+        "extraction", 2, {"tp": 3, "fp": 2, "fn": 3}
+    )  # fmt: skip
+    assert "confusion" not in payload and list(payload["per_class"]) == list(RELATION_NAMES)
+    assert captured.err == f"wrote 1 predictions to {tsv}\n"
+
+
+def test_the_confusion_plot_is_refused_for_an_extraction_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.evaluation.extraction_traces import hand_run
+
+    png = tmp_path / "confusion.png"
+    assert cli_main(["report", "--plot", str(png), str(hand_run(tmp_path / "run"))]) == 2
+    assert capsys.readouterr().err == (
+        "drugprot report: error: --plot draws the confusion matrix of pair-mode answers; an extraction run has none "
+        "(use --plot-classes for its per-class chart)\n"
+    )
+    assert not png.exists()
+    assert cli_main(["report", "--plot-classes", str(png), "--bootstrap", "0", str(tmp_path / "run")]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert capsys.readouterr().err == f"wrote the per-class chart to {png}\n"
+
+
+def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real ``vf-eval drugprot --env.taskset.mode extraction -r 2`` (``eval`` on 0.3.x) against the local server,
+    with ``tests/core/test_extraction.py``'s scripted replies (perfect unless said): 90000001 finds 2 of its 4
+    relations, 90000002 1 of 3 plus a line with an unknown id, 90000004 lists a relation where there is none,
+    90000005 answers without reasoning (no answer; 5 relations missed). Per abstract (each rollout the same
+    reply): TP 19, FP 1, FN 9; pooled over the two rollouts twice that."""
+    from tests.core.test_extraction import FIXTURE_JSONL, e2e_replies
+
+    questions, replies = e2e_replies()
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        extra = ["--env.taskset.data-path", str(FIXTURE_JSONL), "--env.taskset.split", "train",
+                 "--env.taskset.mode", "extraction"]  # fmt: skip
+        run_dir = run_vf_eval("drugprot", server.base_url, tmp_path / "out", n=9, rollouts=2, timeout=900,
+                              extra_args=extra)  # fmt: skip
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--json", "--bootstrap", "0", "--export-tsv", str(tsv)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["setting"]["mode"], got["n_tasks"], got["n_rollouts"], got["rescored"]) == ("extraction", 9, 18, 0)
+    assert got["run"]["versions"] == {
+        "env": drugprot.__version__, "prompt": PROMPT_VERSION, "scorer": SCORER_VERSION, "data": "file"
+    }  # fmt: skip
+    assert got["micro_counts"] == {"tp": 38, "fp": 2, "fn": 18}
+    assert got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
+    assert close(got["majority"]["micro_f1"], Fraction(19, 24)) and close(got["micro_f1"], Fraction(19, 24))
+    accuracy = (Fraction(2, 3) + Fraction(1, 2) + 5) / 9  # the five perfect abstracts: 1 each
+    assert close(got["accuracy"], accuracy) and close(got["format_rate"], Fraction(7, 9))  # not 90000002, 90000005
+    assert close(got["mean_reward"], accuracy + Fraction(7, 90))
+    assert got["quality"]["rejected_lines"]["unknown_id"] == 2 and got["quality"]["reasoning_incomplete"] == 2
+    assert close(got["exact_match"], Fraction(5, 9)) and close(got["invalid_rate"], Fraction(1, 9))
+    assert got["lines"]["corrupt"] == 0 and got["errored"]["rollouts"] == 0
+    assert len(read_relations_tsv(tsv)) == 20  # the 19 right triples and the one on 90000004
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("verifiers.legacy") is None,
+    reason="verifiers >= 0.4 has no legacy (v0) stack",
+)
+def test_report_on_a_legacy_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The legacy ``vf-eval drugprot -m trinity-mini -a '{"mode": "extraction", ...}' -s`` (verifiers 0.3.x) on the
+    same scripted replies, one rollout each: its ``results.jsonl`` gives the per-abstract counts of the v1 run."""
+    from tests.core.test_extraction import FIXTURE_JSONL, e2e_replies
+    from tests.e2e import run_legacy_vf_eval, write_endpoints_toml
+
+    questions, replies = e2e_replies()
+    with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
+        write_endpoints_toml(tmp_path, "trinity-mini", "trinity-mini", server.base_url)
+        run_dir = run_legacy_vf_eval(
+            "drugprot", "trinity-mini", tmp_path, tmp_path / "outputs", n=9, timeout=900,
+            env_args={"split": "train", "data_path": str(FIXTURE_JSONL), "mode": "extraction"},
+        )  # fmt: skip
+    assert cli_main(["report", str(run_dir), "--json", "--bootstrap", "0"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["run"]["source"], got["n_tasks"], got["n_rollouts"], got["rescored"]) == (
+        "legacy vf-eval results.jsonl", 9, 9, 0
+    )  # fmt: skip
+    assert got["micro_counts"] == got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
+    assert close(got["accuracy"], (Fraction(2, 3) + Fraction(1, 2) + 5) / 9)
+    assert got["quality"]["rejected_lines"]["unknown_id"] == 1 and got["quality"]["reasoning_incomplete"] == 1
+
+
+def test_a_failed_extraction_run_is_flagged_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.evaluation.extraction_traces import GOLD_100, GOLD_200, episode, extraction_trace, write_v1_run
+
+    error = [{"type": "ProviderError", "message": "upstream 401: missing API key"}]
+    lines = [
+        episode(extraction_trace(pmid, gold, None, errors=error))
+        for pmid, gold in (("100", GOLD_100), ("200", GOLD_200))
+    ]
+    run_dir = write_v1_run(tmp_path / "failed", lines)
+    tsv = tmp_path / "pred.tsv"
+    assert cli_main(["report", str(run_dir), "--export-tsv", str(tsv), "--bootstrap", "0"]) == EXIT_FAILED_RUN
+    captured = capsys.readouterr()
+    assert captured.out.startswith(
+        "drugprot report: FAILED RUN failed: 2 of 2 rollouts (100.0%) errored without an answer (ProviderError 2)\n"
+        "  first error: ProviderError: upstream 401: missing API key\n"
+    )
+    assert not tsv.exists() and "not written (--export-tsv): the run failed" in captured.err

@@ -11,6 +11,11 @@ Two baselines, each answering one label per task (so its report has one rollout 
   first. No cue: INHIBITOR (positive-only) or NO-RELATION (with negatives). The rule (cue list, order,
   window) was chosen once by hand on a 350-abstract sample of the DrugProt training split and is fixed.
 
+``--mode extraction`` (one task per abstract) applies the same pair rule, NO-RELATION offered, to every
+same-sentence candidate pair of each abstract (``extraction_reply``): the pairs not answered NO-RELATION are listed in
+a ``<relations>`` reply, scored by ``drugprot.core.scoring.score_extraction`` like a model's (``majority`` therefore
+lists nothing).
+
 ``lexical_label`` works on any text with two character spans, so the offline demo can run the same
 classifier behind a local OpenAI-compatible server (``drugprot.tools.demo``); ``reply_text`` renders a
 prediction in the think/boxed format the environment expects.
@@ -23,17 +28,28 @@ import re
 import sys
 from dataclasses import dataclass
 
+from drugprot.core.candidates import candidate_pairs
 from drugprot.core.errors import DrugprotError
+from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION, letter_of
-from drugprot.core.options import TaskOptions, parse_negatives
-from drugprot.core.questions import select_tasks
-from drugprot.core.scoring import INFO_KEY, score_reply
+from drugprot.core.options import MODES, TaskOptions, parse_negatives
+from drugprot.core.questions import extraction_question, select_tasks
+from drugprot.core.schema import Document, Entity
+from drugprot.core.scoring import INFO_KEY, score_extraction, score_reply
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 from drugprot.evaluation.decode import rollout_versions
-from drugprot.evaluation.records import GoldPair, Rollout, Run, RunConfig, ScoredAnswer
+from drugprot.evaluation.records import (
+    ExtractionAnswer,
+    ExtractionRollout,
+    GoldPair,
+    Rollout,
+    Run,
+    RunConfig,
+    ScoredAnswer,
+)
 from drugprot.evaluation.report import add_output_arguments, emit
 
 BASELINES = ("majority", "lexical")
@@ -129,8 +145,8 @@ def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bo
     return BaselineAnswer(label, f"no cue word near the pair, so {label}")
 
 
-def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) -> BaselineAnswer:
-    """One baseline's answer for one task.
+def predict_pair(baseline: str, text: str, chemical: Entity, gene: Entity, *, with_no_relation: bool) -> BaselineAnswer:
+    """One baseline's answer for one mention pair of ``text``.
 
     Raises:
         UnknownBaselineError: an unknown baseline name.
@@ -138,9 +154,37 @@ def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) ->
     if baseline == "majority":
         return majority_prediction(with_no_relation)
     if baseline == "lexical":
-        chemical, gene = (task.chemical.start, task.chemical.end), (task.gene.start, task.gene.end)
-        return lexical_label(task.document.text, chemical, gene, with_no_relation=with_no_relation)
+        spans = (chemical.start, chemical.end), (gene.start, gene.end)
+        return lexical_label(text, *spans, with_no_relation=with_no_relation)
     raise UnknownBaselineError(baseline)
+
+
+def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) -> BaselineAnswer:
+    """One baseline's answer for one task.
+
+    Raises:
+        UnknownBaselineError: an unknown baseline name.
+    """
+    return predict_pair(baseline, task.document.text, task.chemical, task.gene, with_no_relation=with_no_relation)
+
+
+def extraction_reply(baseline: str, document: Document) -> str:
+    """The baseline's reply to an extraction task: its pair answer, NO-RELATION offered, on every same-sentence
+    candidate pair of the abstract (``candidate_pairs``, the pairs of pair mode's ``negatives=all``), the reasons in
+    the reasoning and every pair not answered NO-RELATION listed in the relations block.
+
+    Raises:
+        UnknownBaselineError: an unknown baseline name.
+    """
+    entities = {entity.id: entity for entity in document.entities}
+    notes, relations = [], []
+    for chemical, gene in candidate_pairs(document):
+        answer = predict_pair(baseline, document.text, entities[chemical], entities[gene], with_no_relation=True)
+        notes.append(f"{chemical}-{gene}: {answer.rationale}")
+        if answer.label != NO_RELATION.name:
+            relations.append((chemical, gene, answer.label))
+    reasoning = "; ".join(notes) or "no chemical and gene/protein mention share a sentence"
+    return f"<think>{reasoning}.</think>\n{answer_block(relations)}"
 
 
 def reply_text(prediction: BaselineAnswer) -> str:
@@ -160,8 +204,10 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
     """
     if baseline not in BASELINES:
         raise UnknownBaselineError(baseline)
-    with_nr = options.with_no_relation
     documents = load_documents(options.split, options.data_path, path_hint="--data-path", revision=options.revision)
+    if options.mode == "extraction":
+        return _extraction_run(baseline, options, documents)
+    with_nr = options.with_no_relation
     tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
     versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
     rollouts = []
@@ -188,6 +234,39 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         ),
         lines=len(rollouts),
         documents=documents,
+    )
+
+
+def _extraction_run(baseline: str, options: TaskOptions, documents: list[Document]) -> Run:
+    """One baseline over the extraction tasks ``options`` select: each reply (``extraction_reply``) scored with
+    ``drugprot.core.scoring.score_extraction``, as a model's reply would be."""
+    by_pmid = {document.pmid: document for document in documents}
+    questions = select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
+    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
+    rollouts = []
+    for question in questions:
+        assert question.gold is not None  # an extraction question carries its gold
+        score = score_extraction(extraction_reply(baseline, by_pmid[question.pmid]), None, question.gold)
+        answer = ExtractionAnswer.of(score, rescored=False)
+        rollouts.append(
+            ExtractionRollout(
+                question.pmid, question.gold, answer, reward=score.reward(options.weights), versions=versions
+            )  # fmt: skip
+        )
+    return Run(
+        name=f"baseline {baseline}",
+        path=str(options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"),
+        source="drugprot baseline, no model",
+        rollouts=[],
+        config=RunConfig(
+            model=f"baseline:{baseline}",
+            split=options.split,
+            data_path=options.data_path,
+            limit=f"num_tasks={options.num_tasks}" if options.num_tasks is not None else "",
+        ),
+        lines=len(rollouts),
+        documents=documents,
+        extraction=rollouts,
     )
 
 
@@ -219,6 +298,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="0",
         help="NO-RELATION candidates: 0 (positive-only), k per gold pair, or all (default 0)",
     )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="pair",
+        help="pair: one task per chemical-gene pair (default); extraction: one task per abstract, the baseline's "
+        "pair rule on every same-sentence pair, its relations listed as a model's reply would list them",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of negative sampling and --shuffle")
     parser.add_argument("--num-tasks", type=int, default=None, help="keep the first N tasks")
     parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --seed) first")
@@ -235,6 +321,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             negatives=parse_negatives(args.negatives),
             revision=args.revision,
+            mode=args.mode,
         )
         runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
         return emit(runs, args)
@@ -251,9 +338,11 @@ __all__ = [
     "WINDOW",
     "BaselineAnswer",
     "baseline_run",
+    "extraction_reply",
     "fallback_label",
     "lexical_label",
     "majority_prediction",
     "predict",
+    "predict_pair",
     "reply_text",
 ]

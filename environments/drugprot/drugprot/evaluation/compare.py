@@ -1,12 +1,42 @@
-"""The paired comparison of two runs over the same tasks: bootstrap differences and task flips."""
+"""The paired comparison of two runs over the same tasks: bootstrap differences and task flips.
+
+Two extraction runs are compared the same way over the same abstracts (a task is an abstract; it is right when
+its majority triples are exactly its gold). A pair run and an extraction run are never compared."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drugprot.evaluation.records import Run
+from drugprot.evaluation import extraction_summary
+from drugprot.evaluation.records import ReportError, Run
 from drugprot.evaluation.stats import flips, paired_bootstrap
 from drugprot.evaluation.summary import bootstrap_dict, group_by_task, majority_label, task_counts
+
+
+def check_modes(runs: list[Run]) -> None:
+    """Several runs are reported side by side only when they are of one mode.
+
+    Raises:
+        ReportError: pair and extraction runs mixed, naming each run's mode.
+    """
+    if len({run.mode for run in runs}) > 1:
+        listing = ", ".join(f"[{i}] {run.name}: {run.mode}" for i, run in enumerate(runs, 1))
+        raise ReportError(
+            f"cannot compare pair-mode and extraction-mode runs ({listing}): their tasks and metrics differ "
+            "(a pair or an abstract); report each mode's runs in a command of their own"
+        )
+
+
+def same_abstracts(first: Run, second: Run) -> str | None:
+    """None when two extraction runs evaluated the same abstracts with the same gold; else why not."""
+    a = {r.pmid: r.gold for r in first.extraction}
+    b = {r.pmid: r.gold for r in second.extraction}
+    if a.keys() != b.keys():
+        return f"the runs cover different abstracts ({len(a)} and {len(b)}; {len(a.keys() & b.keys())} shared)"
+    changed = sum(a[key] != b[key] for key in a)
+    if changed:
+        return f"{changed} shared abstracts differ in their gold relations or mentions (different data)"
+    return None
 
 
 def same_tasks(first: Run, second: Run) -> str | None:
@@ -38,14 +68,21 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
     answer) is one of its gold types; ``first_only`` counts the tasks right in ``first`` and wrong in
     ``second``, ``second_only`` the reverse, with the exact McNemar p-value of those two counts.
     """
-    reason = same_tasks(first, second)
+    check_modes([first, second])
+    extracting = first.mode == extraction_summary.EXTRACTION
+    reason = same_abstracts(first, second) if extracting else same_tasks(first, second)
     if reason is not None:
         return {"paired": False, "reason": reason}
-    keys, first_counts = task_counts(first.rollouts)
-    second_keys, second_counts = task_counts(second.rollouts)
+    if extracting:
+        keys, first_counts = extraction_summary.task_counts(first.extraction)
+        second_keys, second_counts = extraction_summary.task_counts(second.extraction)
+        right = [extraction_summary.majority_exact(run.extraction) for run in (first, second)]
+    else:
+        keys, first_counts = task_counts(first.rollouts)
+        second_keys, second_counts = task_counts(second.rollouts)
+        right = [_majority_right(run) for run in (first, second)]
     order = {key: i for i, key in enumerate(second_keys)}
     second_counts = second_counts[[order[key] for key in keys]]
-    right = [_majority_right(run) for run in (first, second)]
     result = flips([right[0][key] for key in keys], [right[1][key] for key in keys])
     out: dict[str, Any] = {
         "paired": True,
@@ -61,9 +98,12 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
     }
     if resamples > 0 and len(keys) >= 2:
         delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
-        out["intervals"] = bootstrap_dict(delta)
+        out["intervals"] = extraction_summary.abstracts_bootstrap(delta) if extracting else bootstrap_dict(delta)
     elif resamples > 0:
-        out["intervals"] = {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; the runs share {len(keys)}"}
+        unit = "abstracts" if extracting else "tasks"
+        out["intervals"] = {
+            "unavailable": f"a bootstrap over {unit} needs at least 2 {unit}; the runs share {len(keys)}"
+        }
     return out
 
 

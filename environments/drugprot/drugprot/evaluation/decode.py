@@ -8,10 +8,19 @@ from typing import Any
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
 from drugprot.core.versions import from_info as versions_from_info
-from drugprot.evaluation.records import ROLLOUT_ERROR, UNKNOWN, GoldPair, Rollout, ScoredAnswer, Skip, Versions
+from drugprot.evaluation.decode_extraction import extraction_answer, extraction_gold, extraction_record, is_extraction
+from drugprot.evaluation.records import (
+    ROLLOUT_ERROR,
+    UNKNOWN,
+    ExtractionRollout,
+    GoldPair,
+    Rollout,
+    ScoredAnswer,
+    Skip,
+    Versions,
+)
 from drugprot.evaluation.typed_json import (
     BadRecord,
-    UnidentifiedTask,
     decode_json,
     describe,
     get_count,
@@ -20,6 +29,7 @@ from drugprot.evaluation.typed_json import (
     get_object,
     get_objects,
     get_string,
+    identity,
     shorten,
     typed,
 )
@@ -27,7 +37,7 @@ from drugprot.evaluation.typed_json import (
 _KNOWN_LABELS = frozenset(LABEL_ORDER)
 
 
-def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout | Skip]:
+def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout | ExtractionRollout | Skip]:
     """The records of one line of a run file: a ``Rollout`` per readable trace, a ``Skip`` per other record.
 
     Never raises: bad bytes, bad JSON or a field of the wrong type anywhere the report reads is a ``Skip``
@@ -57,8 +67,9 @@ def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout
 
 def validate_record(
     value: Any, episode: dict[str, Any] | None, *, file: str, line: int, trace: int | None
-) -> Rollout | Skip:
-    """One raw JSON record as a typed ``Rollout``, or a ``Skip`` saying which field is wrong and how.
+) -> Rollout | ExtractionRollout | Skip:
+    """One raw JSON record as a typed ``Rollout`` (an ``ExtractionRollout`` for an extraction task), or a ``Skip``
+    saying which field is wrong and how.
 
     ``episode`` is the v1 episode the trace came from (its ``task`` is the fallback of the trace's), or
     None for a legacy ``results.jsonl`` row. Never raises.
@@ -81,22 +92,9 @@ def _gold_pair(data: dict[str, Any], prefix: str) -> GoldPair:
     """
     if not any(key in data for key in (*_IDENTITY, "labels")):
         raise BadRecord(f"not a DrugProt rollout: {prefix} has none of pmid, arg1, arg2, labels")
-    ids = tuple(_identity(data, key, f"{prefix}.{key}") for key in _IDENTITY)
+    ids = tuple(identity(data, key, f"{prefix}.{key}") for key in _IDENTITY)
     with_nr = get_flag(data, "with_no_relation", f"{prefix}.with_no_relation")
     return GoldPair(ids[0], ids[1], ids[2], _labels(data, f"{prefix}.labels", with_nr), with_nr)
-
-
-def _identity(data: dict[str, Any], key: str, path: str) -> str:
-    """A pmid or mention id: a non-empty string or integer without whitespace or control characters."""
-    value = data.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise UnidentifiedTask(f"task cannot be identified: field {path} is {'missing' if value is None else 'empty'}")
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise BadRecord(f"field {path} is {describe(value)}, expected a string or an integer id")
-    text = str(value)
-    if not all(c.isprintable() and not c.isspace() for c in text):
-        raise BadRecord(f"field {path} is {describe(value)}: an id cannot hold whitespace or control characters")
-    return text
 
 
 def _labels(data: dict[str, Any], path: str, with_no_relation: bool) -> tuple[str, ...]:
@@ -184,14 +182,16 @@ def _answer(
     return ScoredAnswer.of(score, rescored=True)
 
 
-def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
+def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRollout:
     if not isinstance(trace, dict):
         raise BadRecord(f"trace is {describe(trace)}, expected an object")
     task = get_object(trace, "task", "task") or get_object(episode, "task", "episode task")
     data = get_object(task, "data", "task.data") if task is not None else None
     if data is None:
         raise BadRecord("no task.data object: not a DrugProt rollout")
-    pair = _gold_pair(data, "task.data")
+    extracting = is_extraction(data)
+    pmid, gold = extraction_gold(data, "task.data") if extracting else (None, None)
+    pair = None if extracting else _gold_pair(data, "task.data")
     errors = get_objects(trace, "errors", "errors")
     types = [get_string(e, "type", f"errors[{i}].type") or "error" for i, e in enumerate(errors)]
     messages = [get_string(e, "message", f"errors[{i}].message") for i, e in enumerate(errors)]
@@ -201,14 +201,13 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
     if error is None and timed_out:  # a stage deadline expired: recorded as a stop, not as an error
         error = shorten(stop or "timeout")
     info = get_object(trace, "info", "info")
-    record = None if "TaskError" in types else _record(info)  # a failed scorer's record is not trusted
+    trusted = "TaskError" not in types  # a failed scorer's record is not trusted
     reply = None
     for i, node in enumerate(get_objects(trace, "nodes", "nodes")):
         message_obj = get_object(node, "message", f"nodes[{i}].message")
         sampled = typed(node, "sampled", f"nodes[{i}].sampled", bool, "true or false")
         if message_obj is not None and message_obj.get("role") == "assistant" and sampled is not False:
             reply = _reply(message_obj, f"nodes[{i}].message")
-    answer = _answer(record, reply, pair, error)
     calls = get_objects(trace, "calls", "calls")
     input_tokens, output_tokens = (
         get_count(trace, "num_input_tokens", "num_input_tokens"),
@@ -222,17 +221,26 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout:
             get_count(u, "completion_tokens", f"calls[{i}].usage.completion_tokens") or 0 for i, u in usages
         )
     finish = get_string(calls[-1], "finish_reason", f"calls[{len(calls) - 1}].finish_reason") if calls else None
-    return Rollout.of(
-        pair,
-        answer,
-        reward=_v1_reward(trace),
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        truncated=finish == "length",
-        error=error,
-        error_message=None if message is None else shorten(message, 300),
-        versions=rollout_versions(info),
-    )
+    facts: dict[str, Any] = {
+        "reward": _v1_reward(trace),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "truncated": finish == "length",
+        "error": error,
+        "error_message": None if message is None else shorten(message, 300),
+        "versions": rollout_versions(info),
+    }
+    if pmid is not None and gold is not None:
+        record = extraction_record(info, _v1_accuracy(trace), gold) if trusted else None
+        return ExtractionRollout(pmid, gold, extraction_answer(record, reply, gold, error), **facts)
+    assert pair is not None
+    return Rollout.of(pair, _answer(_record(info) if trusted else None, reply, pair, error), **facts)
+
+
+def _v1_accuracy(trace: dict[str, Any]) -> float | None:
+    """The trace's recorded accuracy reward (``rewards.accuracy.score``), or None when it has none."""
+    accuracy = get_object(get_object(trace, "rewards", "rewards") or {}, "accuracy", "rewards.accuracy")
+    return None if accuracy is None else get_number(accuracy, "score", "rewards.accuracy.score")
 
 
 def _v1_reward(trace: dict[str, Any]) -> float | None:
@@ -258,7 +266,7 @@ def _v1_reward(trace: dict[str, Any]) -> float | None:
     return total
 
 
-def _legacy_rollout(row: Any) -> Rollout:
+def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
     if not isinstance(row, dict):
         raise BadRecord(f"row is {describe(row)}, expected an object")
     info = row.get("info")
@@ -269,7 +277,9 @@ def _legacy_rollout(row: Any) -> Rollout:
             raise BadRecord(f"field info is a string that is not JSON: {exc}") from None
     if not isinstance(info, dict):
         raise BadRecord(f"field info is {describe(info)}, expected an object: not a DrugProt rollout")
-    pair = _gold_pair(info, "info")
+    extracting = is_extraction(info)
+    pmid, gold = extraction_gold(info, "info") if extracting else (None, None)
+    pair = None if extracting else _gold_pair(info, "info")
     completion = row.get("completion")
     if isinstance(completion, str):
         reply: tuple[str | None, str | None] | None = (completion, None)
@@ -278,19 +288,21 @@ def _legacy_rollout(row: Any) -> Rollout:
         assistant = [(i, m) for i, m in enumerate(messages) if m.get("role") == "assistant"]
         reply = _reply(assistant[-1][1], f"completion[{assistant[-1][0]}]") if assistant else None
     error, message = _legacy_error(row.get("error"))
-    answer = _answer(_record(info), reply, pair, error)
     usage = get_object(row, "token_usage", "token_usage") or {}
-    return Rollout.of(
-        pair,
-        answer,
-        reward=get_number(row, "reward", "reward"),
-        input_tokens=get_count(usage, "input_tokens", "token_usage.input_tokens"),
-        output_tokens=get_count(usage, "output_tokens", "token_usage.output_tokens"),
-        truncated=get_flag(row, "is_truncated", "is_truncated"),
-        error=error,
-        error_message=message,
-        versions=rollout_versions(info),
-    )
+    facts: dict[str, Any] = {
+        "reward": get_number(row, "reward", "reward"),
+        "input_tokens": get_count(usage, "input_tokens", "token_usage.input_tokens"),
+        "output_tokens": get_count(usage, "output_tokens", "token_usage.output_tokens"),
+        "truncated": get_flag(row, "is_truncated", "is_truncated"),
+        "error": error,
+        "error_message": message,
+        "versions": rollout_versions(info),
+    }
+    if pmid is not None and gold is not None:
+        record = extraction_record(info, get_number(row, "accuracy", "accuracy"), gold)
+        return ExtractionRollout(pmid, gold, extraction_answer(record, reply, gold, error), **facts)
+    assert pair is not None
+    return Rollout.of(pair, _answer(_record(info), reply, pair, error), **facts)
 
 
 def _legacy_error(value: Any) -> tuple[str | None, str | None]:

@@ -1,4 +1,5 @@
-"""The official scorer's inputs: majority predictions as an official TSV, and the gold of the evaluated pairs."""
+"""The official scorer's inputs: majority predictions as an official TSV, and the gold of the evaluated pairs
+(extraction runs: the majority triples of each abstract, and the gold relations of the evaluated abstracts)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.metrics import RelationRow
 from drugprot.core.official_tsv import write_entities_tsv, write_predictions_tsv
 from drugprot.core.schema import Document
-from drugprot.evaluation.records import Rollout, Run
+from drugprot.evaluation.extraction_summary import group_by_abstract, voted_relations
+from drugprot.evaluation.records import ExtractionRollout, Rollout, Run
 from drugprot.evaluation.summary import group_by_task, majority_label
 
 
@@ -41,8 +43,25 @@ def gold_rows(rollouts: Sequence[Rollout]) -> list[RelationRow]:
     return sorted(rows, key=lambda row: (row[0], _id_key(row[1]), _id_key(row[2]), LABEL_ORDER[row[3]]))
 
 
+def _sorted_rows(rows: Sequence[RelationRow]) -> list[RelationRow]:
+    return sorted(rows, key=lambda row: (row[0], _id_key(row[1]), _id_key(row[2]), LABEL_ORDER[row[3]]))
+
+
+def extraction_prediction_rows(rollouts: Sequence[ExtractionRollout]) -> list[RelationRow]:
+    """The official rows of each abstract's majority triples (``voted_relations``), sorted by PMID, ids, type."""
+    groups = group_by_abstract(rollouts)
+    return _sorted_rows([(pmid, *triple) for pmid, group in groups.items() for triple in voted_relations(group)])
+
+
+def extraction_gold_rows(rollouts: Sequence[ExtractionRollout]) -> list[RelationRow]:
+    """The gold relations of the evaluated abstracts, as official rows (the report's gold set)."""
+    return _sorted_rows(list({(r.pmid, *triple) for r in rollouts for triple in r.gold.relations}))
+
+
 def export_tsv(run: Run, path: str | os.PathLike[str]) -> int:
     """Write the run's majority predictions in the official TSV format; returns the number of rows."""
+    if run.extraction:
+        return write_predictions_tsv(path, extraction_prediction_rows(run.extraction))
     return write_predictions_tsv(path, prediction_rows(run.rollouts))
 
 
@@ -55,8 +74,11 @@ def export_gold(run: Run, directory: str | os.PathLike[str], documents: Sequence
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    write_predictions_tsv(out / "gold_relations.tsv", gold_rows(run.rollouts))
-    pmids = sorted({r.pmid for r in run.rollouts})
+    if run.extraction:
+        gold, pmids = extraction_gold_rows(run.extraction), sorted({r.pmid for r in run.extraction})
+    else:
+        gold, pmids = gold_rows(run.rollouts), sorted({r.pmid for r in run.rollouts})
+    write_predictions_tsv(out / "gold_relations.tsv", gold)
     (out / "pmids.txt").write_text("".join(f"{p}\n" for p in pmids), encoding="utf-8")
     written = [out / "gold_relations.tsv", out / "pmids.txt"]
     if documents is not None:

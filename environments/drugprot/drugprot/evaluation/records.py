@@ -8,8 +8,12 @@ from typing import TYPE_CHECKING
 from drugprot.core.errors import DrugprotError
 
 if TYPE_CHECKING:  # annotations only: ``drugprot curves`` imports this module through plots.py
+    from drugprot.core.extraction import ExtractionGold
     from drugprot.core.schema import Document
-    from drugprot.core.scoring import Score
+    from drugprot.core.scoring import ExtractionScore, Score
+
+Triple = tuple[str, str, str]
+"""``(chemical id, gene id, official type name)``: one relation of an extraction answer."""
 
 INVALID = "INVALID"
 """Confusion-matrix column of rollouts without a valid answer."""
@@ -144,6 +148,81 @@ class Rollout:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtractionAnswer:
+    """What an extraction-mode rollout answered, as the scorer judged it (``ExtractionScore``)."""
+
+    relations: tuple[Triple, ...]
+    """The scored triples: distinct, a chemical id of the abstract first and a gene id second; () without an answer."""
+    accuracy: float
+    """The rollout's accuracy reward: the abstract's F1 over triples (``drugprot.core.scoring.score_extraction``)."""
+    malformed: int = 0
+    unknown_id: int = 0
+    wrong_type: int = 0
+    duplicate: int = 0
+    invalid_reason: str | None = None
+    """Why the reply gave no relations block (``no_relations_block``, ``reasoning_incomplete`` ...); None if it did."""
+    format_reason: str | None = None
+    rescored: bool = False
+    """Computed by the report from the reply (no usable ``info["drugprot"]`` record), not read from the run."""
+
+    @classmethod
+    def of(cls, score: ExtractionScore, *, rescored: bool) -> ExtractionAnswer:
+        """The answer ``drugprot.core.scoring.score_extraction`` gave a reply."""
+        return cls(
+            score.relations,
+            score.accuracy,
+            score.malformed,
+            score.unknown_id,
+            score.wrong_type,
+            score.duplicate,
+            score.invalid_reason,
+            score.format_reason,
+            rescored,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionRollout:
+    """One scored reply to an extraction task (one abstract: list every relation)."""
+
+    pmid: str
+    gold: ExtractionGold
+    answer: ExtractionAnswer
+    reward: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    truncated: bool = False
+    error: str | None = None
+    """Type of the rollout's last recorded error, or None (as ``Rollout.error``)."""
+    error_message: str | None = None
+    versions: Versions | None = None
+
+    @property
+    def key(self) -> str:
+        """The task's key: the abstract's PMID."""
+        return self.pmid
+
+    @property
+    def answered(self) -> bool:
+        """The reply gave a relations block (``none`` included)."""
+        return self.answer.invalid_reason is None
+
+    @property
+    def exact(self) -> bool:
+        """The reply listed exactly the abstract's gold triples."""
+        return self.answered and set(self.answer.relations) == self.gold.relations
+
+    @property
+    def rescored(self) -> bool:
+        return self.answer.rescored
+
+    @property
+    def errored(self) -> bool:
+        """The rollout recorded an error and gave no answer: a failure of the run, not of the model."""
+        return self.error is not None and not self.answered
+
+
+@dataclass(frozen=True, slots=True)
 class Skip:
     """A record (a line, or one trace of an episode line) that gave no rollout, and why."""
 
@@ -198,3 +277,11 @@ class Run:
     """Blank lines (ignored)."""
     documents: list[Document] | None = None
     """The evaluated abstracts, when known (baselines); ``--export-gold`` writes their entities."""
+    extraction: list[ExtractionRollout] = field(default_factory=list)
+    """The rollouts of an extraction-mode run (one task per abstract); ``rollouts`` is then empty. A run holds
+    rollouts of one mode only (``runs.load_run`` refuses a file that mixes them)."""
+
+    @property
+    def mode(self) -> str:
+        """``extraction`` for a run of extraction rollouts, else ``pair``."""
+        return "extraction" if self.extraction else "pair"

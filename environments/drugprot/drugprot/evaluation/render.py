@@ -27,7 +27,7 @@ def _listed(skips: Sequence[str]) -> list[str]:
     )
 
 
-def _skipped_lines(lines: Mapping[str, Any]) -> list[str]:
+def skipped_lines(lines: Mapping[str, Any]) -> list[str]:
     """What reading skipped: malformed records and rollouts of unidentified tasks, each listed."""
     if not lines["corrupt"] and not lines["unidentified"]:
         return []
@@ -83,7 +83,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
         f"  setting: {report['setting']['note']}",
     ]
-    lines += _skipped_lines(report["lines"])
+    lines += skipped_lines(report["lines"])
     errored = report["errored"]
     if errored["rollouts"] and not errored["failed"]:
         lines.append(
@@ -128,7 +128,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         *(
             f"  {name:<27}{pct(value)}{ci}"
             for name, value, ci in (
-                ("mean over rollouts", report["accuracy"], _ci(intervals, "accuracy")),
+                ("mean over rollouts", report["accuracy"], ci_text(intervals, "accuracy")),
                 (f"mean@{k} (per task)", report["mean_at_k"], ""),
                 (f"pass@{k}", report["pass_at_k"], ""),
                 ("majority vote (per task)", report["majority_accuracy"], ""),
@@ -138,10 +138,10 @@ def format_report(report: Mapping[str, Any]) -> str:
         "",
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
         "                              P      R      F1      TP     FP     FN"
-        + ("   F1 95% interval" if _has(intervals) else ""),
+        + ("   F1 95% interval" if has_intervals(intervals) else ""),
     ]
     for name, scores, ci in (
-        ("micro, rollouts pooled", report, _ci(intervals, "micro_f1")),
+        ("micro, rollouts pooled", report, ci_text(intervals, "micro_f1")),
         ("micro, majority per task", maj, ""),
     ):
         c = scores["micro_counts"]
@@ -151,7 +151,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         )
     supported = sum(1 for c in report["per_class"].values() if c["support"])
     out += [
-        f"  macro-F1 over the 13 types {pct(report['macro_f1'])}{_ci(intervals, 'macro_f1')}; over the "
+        f"  macro-F1 over the 13 types {pct(report['macro_f1'])}{ci_text(intervals, 'macro_f1')}; over the "
         f"{supported} types with gold support {pct(report['macro_f1_supported'])}",
         *format_intervals_note(intervals),
         "",
@@ -178,11 +178,11 @@ def format_report(report: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _has(intervals: Mapping[str, Any] | None) -> bool:
+def has_intervals(intervals: Mapping[str, Any] | None) -> bool:
     return intervals is not None and "unavailable" not in intervals
 
 
-def _ci(intervals: Mapping[str, Any] | None, name: str, *, signed: bool = False) -> str:
+def ci_text(intervals: Mapping[str, Any] | None, name: str, *, signed: bool = False) -> str:
     """``  [low, high]`` of one metric's interval, or "" when there is none."""
     if intervals is None or "unavailable" in intervals:
         return ""
@@ -324,9 +324,9 @@ def _comparison_intervals(cols: Sequence[str], reports: Sequence[Mapping[str, An
                 f"{intervals['resamples']} resamples, seed {intervals['seed']})",
             ]
         out.append(
-            f"  {col} accuracy {pct(report['accuracy'])}{_ci(intervals, 'accuracy')}   micro F1 "
-            f"{pct(report['micro_f1'])}{_ci(intervals, 'micro_f1')}   macro F1 {pct(report['macro_f1'])}"
-            f"{_ci(intervals, 'macro_f1')}"
+            f"  {col} accuracy {pct(report['accuracy'])}{ci_text(intervals, 'accuracy')}   micro F1 "
+            f"{pct(report['micro_f1'])}{ci_text(intervals, 'micro_f1')}   macro F1 {pct(report['macro_f1'])}"
+            f"{ci_text(intervals, 'macro_f1')}"
         )
     return out
 
@@ -347,7 +347,8 @@ def format_paired(first: str, second: str, comparison: Mapping[str, Any]) -> lis
             f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']}, both runs on the same "
             f"resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
             *(
-                f"  delta {_DELTA_NAMES[name]:<22}{intervals[name]['estimate']:+.3f}{_ci(intervals, name, signed=True)}"
+                f"  delta {_DELTA_NAMES[name]:<22}{intervals[name]['estimate']:+.3f}"
+                f"{ci_text(intervals, name, signed=True)}"
                 for name in METRICS
             ),
         ]

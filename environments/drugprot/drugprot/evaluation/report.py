@@ -15,6 +15,12 @@ plus ``metadata.json``), and reports, per run:
 - what made the run (``run_versions``: env, prompt and scorer versions and the data revision recorded in
   ``info["drugprot"]["versions"]``, ``unknown`` for older runs); a comparison warns when runs differ in them.
 
+An extraction-mode run (``mode="extraction"``: one task per abstract, the model lists every relation) is read and
+reported by its own modules (``decode_extraction``, ``extraction_summary``, ``render_extraction``): the official
+metric over (chemical, gene, type) triples, rollouts pooled and as a per-triple majority per abstract, macro-F1,
+per class, answer quality and intervals resampling abstracts. The mode is detected per rollout; a run file mixing
+the modes, or a comparison of a pair run with an extraction run, is refused.
+
 The gold set of the micro-F1 is the gold relations of the *evaluated* pairs. What that measures depends on
 the setting, which the report states (``summary.setting_of``): positive-only runs (``negatives=0``) are not
 comparable with BioCreative VII; ``negatives=all`` on a whole split is. ``docs/evaluation.md`` explains
@@ -40,11 +46,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
-from drugprot.evaluation.compare import compare_runs
+from drugprot.evaluation.compare import check_modes, compare_runs
 from drugprot.evaluation.export import export_gold, export_tsv
+from drugprot.evaluation.extraction_summary import EXTRACTION, summarize_extraction
 from drugprot.evaluation.plots import plot_classes, plot_confusion
 from drugprot.evaluation.records import EXIT_FAILED_RUN, MOSTLY_ERRORED, ReportError, Run
 from drugprot.evaluation.render import counts_text, format_comparison, format_report
+from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
 from drugprot.evaluation.runs import load_run, run_documents
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from drugprot.evaluation.summary import summarize
@@ -152,9 +160,17 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
     """
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
+    check_modes(list(runs))
+    extracting = runs[0].mode == EXTRACTION
+    if extracting and args.plot:
+        raise ReportError(
+            "--plot draws the confusion matrix of pair-mode answers; an extraction run has none (use --plot-classes "
+            "for its per-class chart)"
+        )
     resamples = getattr(args, "bootstrap", DEFAULT_RESAMPLES)
     seed = getattr(args, "bootstrap_seed", DEFAULT_SEED)
-    reports = [summarize(run, resamples=resamples, seed=seed) for run in runs]
+    summary = summarize_extraction if extracting else summarize
+    reports = [summary(run, resamples=resamples, seed=seed) for run in runs]
     comparisons = [compare_runs(runs[0], other, resamples=resamples, seed=seed) for other in runs[1:]]
     failed = [report for report in reports if report["failed"]]
     refused = bool(failed) and not allow_errors
@@ -185,6 +201,9 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 else {"runs": reports, "comparisons": comparisons}
         print(json.dumps(payload, indent=2, allow_nan=False))
+    elif extracting:
+        one = len(reports) == 1
+        print(format_extraction_report(reports[0]) if one else format_extraction_comparison(reports, comparisons))
     elif len(reports) == 1:
         print(format_report(reports[0]))
     else:

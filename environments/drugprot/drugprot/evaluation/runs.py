@@ -10,7 +10,7 @@ from drugprot.core.options import parse_negatives
 from drugprot.core.schema import Document
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.decode import read_line
-from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ReportError, Rollout, Run, RunConfig
+from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout, ReportError, Rollout, Run, RunConfig
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
 
 
@@ -45,7 +45,8 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     A bad line never stops the reading: it becomes a ``Skip`` with its line number and reason.
 
     Raises:
-        ReportError: no run file, or no DrugProt rollout in it (the message gives the first skipped records).
+        ReportError: no run file, no DrugProt rollout in it (the message gives the first skipped records), or
+            rollouts of both modes (pair and extraction) in it.
         OSError: the file cannot be read.
     """
     file = find_run_file(path)
@@ -66,9 +67,17 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             for item in read_line(raw, file=file.name, line=line_no, legacy=legacy):
                 if isinstance(item, Rollout):
                     run.rollouts.append(item)
+                elif isinstance(item, ExtractionRollout):
+                    run.extraction.append(item)
                 else:
                     (run.unidentified if item.unidentified else run.corrupt).append(item)
-    if not run.rollouts:
+    if run.rollouts and run.extraction:
+        raise ReportError(
+            f"{file}: mixes {len(run.rollouts)} pair-mode rollouts (one task per chemical-gene pair) and "
+            f"{len(run.extraction)} extraction-mode rollouts (one task per abstract); one run has one mode "
+            "(--env.taskset.mode): report the two modes' runs separately"
+        )
+    if not run.rollouts and not run.extraction:
         skipped = [*run.corrupt, *run.unidentified]
         detail = "; ".join(str(s) for s in skipped[:3]) or "the file is empty"
         raise ReportError(f"{file}: no DrugProt rollouts ({run.lines} lines; {detail})")

@@ -98,10 +98,12 @@ class Flips:
     when no task flipped)."""
 
 
-def count_row(rollouts: int, correct: int, scores: Scores) -> Counts:
+def count_row(rollouts: int, correct: float, scores: Scores) -> Counts:
     """One task's row of counts: its rollouts, its right rollouts, and the official TP/FP/FN per type.
 
     ``scores`` is the official metric of the task's rollouts alone (each rollout one prediction for the pair).
+    For an extraction task (an abstract), ``correct`` is the sum of its rollouts' accuracy rewards (each the
+    abstract's F1, in [0, 1]), so "accuracy" is their mean.
 
     Raises:
         ValueError: no rollouts, or more right rollouts than rollouts.

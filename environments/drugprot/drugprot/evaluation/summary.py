@@ -13,6 +13,7 @@ from drugprot.evaluation.records import (
     MOSTLY_ERRORED,
     UNKNOWN,
     VERSION_NAMES,
+    ExtractionRollout,
     ReportError,
     Rollout,
     Run,
@@ -21,7 +22,7 @@ from drugprot.evaluation.records import (
 from drugprot.evaluation.stats import DEFAULT_SEED, Bootstrap, bootstrap_metrics, count_row
 
 
-def run_versions(rollouts: Sequence[Rollout]) -> dict[str, str]:
+def run_versions(rollouts: Sequence[Rollout | ExtractionRollout]) -> dict[str, str]:
     """What made a run's rollouts (``VERSION_NAMES``): each value as recorded, ``unknown`` when no rollout
     recorded it, or the distinct values joined by `` + `` when its rollouts differ (``unknown`` among them
     for rollouts without a record)."""
@@ -119,16 +120,16 @@ def bootstrap_dict(result: Bootstrap) -> dict[str, Any]:
     }
 
 
-def _mean(values: Sequence[float]) -> float:
+def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _bounded_mean(values: Sequence[float]) -> float:
+def bounded_mean(values: Sequence[float]) -> float:
     """The mean of finite values, dividing first so that it stays finite (a sum of huge rewards would not)."""
     return sum(v / len(values) for v in values)
 
 
-def errored_summary(rollouts: Sequence[Rollout]) -> dict[str, Any]:
+def errored_summary(rollouts: Sequence[Rollout | ExtractionRollout]) -> dict[str, Any]:
     """How many rollouts errored without an answer, by error type, and whether the run failed.
 
     ``failed`` is True when more than ``MOSTLY_ERRORED`` of the rollouts errored (e.g. every rollout a
@@ -218,7 +219,7 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]
     }
 
 
-def _class_dict(scores: Scores) -> dict[str, dict[str, Any]]:
+def class_dict(scores: Scores) -> dict[str, dict[str, Any]]:
     return {
         c.label: {
             "letter": letter_of(c.label),
@@ -249,14 +250,13 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     if not rollouts:
         raise ReportError(f"{run.path}: no rollouts to report")
     groups = group_by_task(rollouts)
-    per_task = [_mean([float(r.correct) for r in group]) for group in groups.values()]
+    per_task = [mean([float(r.correct) for r in group]) for group in groups.values()]
     majority = {key: majority_label(group) for key, group in groups.items()}
     ks = [len(group) for group in groups.values()]
     pooled, voted = pooled_scores(rollouts), majority_scores(rollouts)
     labels = _option_labels(rollouts)
     matrix = confusion_matrix([r.labels for r in rollouts], [r.label or INVALID for r in rollouts], [*labels, INVALID])
     invalid = [r for r in rollouts if r.label is None]
-    with_tokens = [r for r in rollouts if r.output_tokens is not None]
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
     errored = errored_summary(rollouts)
@@ -278,11 +278,11 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "n_tasks": len(groups),
         "n_rollouts": n,
         "rollouts_per_task": {"min": min(ks), "max": max(ks)},
-        "accuracy": _mean([float(r.correct) for r in rollouts]),
-        "mean_at_k": _mean(per_task),
-        "pass_at_k": _mean([float(score > 0) for score in per_task]),
-        "majority_accuracy": _mean([float(majority[key] in group[0].labels) for key, group in groups.items()]),
-        "mean_reward": _bounded_mean(rewards) if rewards else None,
+        "accuracy": mean([float(r.correct) for r in rollouts]),
+        "mean_at_k": mean(per_task),
+        "pass_at_k": mean([float(score > 0) for score in per_task]),
+        "majority_accuracy": mean([float(majority[key] in group[0].labels) for key, group in groups.items()]),
+        "mean_reward": bounded_mean(rewards) if rewards else None,
         "micro_precision": pooled.precision,
         "micro_recall": pooled.recall,
         "micro_f1": pooled.f1,
@@ -300,30 +300,41 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
             "macro_f1_supported": voted.supported_macro_f1,
         },
         "intervals": _intervals(rollouts, resamples, seed),
-        "per_class": _class_dict(pooled),
+        "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
         "invalid_rate": len(invalid) / n,
         "invalid_reasons": dict(Counter(r.invalid_reason or "?" for r in invalid).most_common()),
         "format_rate": sum(r.format_reason is None for r in rollouts) / n,
         "format_reasons": dict(Counter(r.format_reason for r in rollouts if r.format_reason).most_common()),
-        "tokens": {
-            "rollouts_with_usage": len(with_tokens),
-            "mean_input": _mean([float(r.input_tokens or 0) for r in with_tokens]) if with_tokens else None,
-            "mean_output": _mean([float(r.output_tokens or 0) for r in with_tokens]) if with_tokens else None,
-            "max_output": max((r.output_tokens or 0 for r in with_tokens), default=None),
-            "total_input": sum(r.input_tokens or 0 for r in with_tokens),
-            "total_output": sum(r.output_tokens or 0 for r in with_tokens),
-            "truncated": sum(r.truncated for r in rollouts),
-        },
-        "lines": {
-            "read": run.lines,
-            "blank": run.blank,
-            "records": n + len(run.corrupt) + len(run.unidentified),
-            "corrupt": len(run.corrupt),
-            "unidentified": len(run.unidentified),
-            "corrupt_lines": [str(s) for s in run.corrupt],
-            "unidentified_lines": [str(s) for s in run.unidentified],
-        },
+        "tokens": tokens_summary(rollouts),
+        "lines": lines_summary(run, n),
         "rescored": sum(r.rescored for r in rollouts),
+    }
+
+
+def tokens_summary(rollouts: Sequence[Rollout | ExtractionRollout]) -> dict[str, Any]:
+    """Token usage of a run's rollouts (the ``tokens`` of ``summarize``)."""
+    with_tokens = [r for r in rollouts if r.output_tokens is not None]
+    return {
+        "rollouts_with_usage": len(with_tokens),
+        "mean_input": mean([float(r.input_tokens or 0) for r in with_tokens]) if with_tokens else None,
+        "mean_output": mean([float(r.output_tokens or 0) for r in with_tokens]) if with_tokens else None,
+        "max_output": max((r.output_tokens or 0 for r in with_tokens), default=None),
+        "total_input": sum(r.input_tokens or 0 for r in with_tokens),
+        "total_output": sum(r.output_tokens or 0 for r in with_tokens),
+        "truncated": sum(r.truncated for r in rollouts),
+    }
+
+
+def lines_summary(run: Run, rollouts: int) -> dict[str, Any]:
+    """What reading the run file found (the ``lines`` of ``summarize``): ``rollouts`` of the run's records."""
+    return {
+        "read": run.lines,
+        "blank": run.blank,
+        "records": rollouts + len(run.corrupt) + len(run.unidentified),
+        "corrupt": len(run.corrupt),
+        "unidentified": len(run.unidentified),
+        "corrupt_lines": [str(s) for s in run.corrupt],
+        "unidentified_lines": [str(s) for s in run.unidentified],
     }

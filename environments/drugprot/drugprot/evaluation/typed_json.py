@@ -116,3 +116,16 @@ def get_count(obj: dict[str, Any], key: str, path: str) -> int | None:
 
 def get_flag(obj: dict[str, Any], key: str, path: str) -> bool:
     return bool(typed(obj, key, path, bool, "true or false"))
+
+
+def identity(data: dict[str, Any], key: str, path: str) -> str:
+    """A pmid or mention id: a non-empty string or integer without whitespace or control characters."""
+    value = data.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise UnidentifiedTask(f"task cannot be identified: field {path} is {'missing' if value is None else 'empty'}")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise BadRecord(f"field {path} is {describe(value)}, expected a string or an integer id")
+    text = str(value)
+    if not all(c.isprintable() and not c.isspace() for c in text):
+        raise BadRecord(f"field {path} is {describe(value)}: an id cannot hold whitespace or control characters")
+    return text
