@@ -37,6 +37,6 @@ def test_imported_modules_reads_every_import_form(tmp_path: Path) -> None:
     assert not under("drugprot.environment", ("drugprot.envs",))
 
 
-@pytest.mark.parametrize("path", sorted(TESTS_CORE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(TESTS_CORE.rglob("*.py")), ids=lambda p: p.name)
 def test_core_tests_import_nothing_above_the_core(path: Path) -> None:
     assert [name for name in imported_modules(path) if under(name, ABOVE_CORE + TESTS_ABOVE_CORE)] == []

@@ -13,7 +13,7 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
 from drugprot.core.schema import Entity
 from drugprot.core.sources import LoadStats, load_documents
-from tests.core.test_sources import copy_tsv, rows, write_rows
+from tests.core.sources.util import copy_tsv, rows, write_rows
 
 TAG = re.compile(r"<(/?)(chemical|gene)>")
 
