@@ -32,7 +32,7 @@ from drugprot.core.candidates import candidate_pairs
 from drugprot.core.errors import DrugprotError
 from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION, letter_of
-from drugprot.core.options import MODES, TaskOptions, parse_negatives
+from drugprot.core.options import MODES, TaskOptions
 from drugprot.core.questions import extraction_question, select_tasks
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import INFO_KEY, score_extraction, score_reply
@@ -319,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
             num_tasks=args.num_tasks,
             shuffle=args.shuffle,
             seed=args.seed,
-            negatives=parse_negatives(args.negatives),
+            negatives=args.negatives,  # normalised ("2" -> 2, " ALL" -> "all") by TaskOptions
             revision=args.revision,
             mode=args.mode,
         )

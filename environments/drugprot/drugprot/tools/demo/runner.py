@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from drugprot.core.options import parse_negatives
+from drugprot.core.options import TaskOptions
 from drugprot.evaluation.records import V1_FILE, Run
 from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.summary import summarize
@@ -75,7 +75,7 @@ def run_demo(
         DrugprotConfigError: a bad ``negatives``, ``num_tasks`` or ``rollouts``.
     """
     started = time.monotonic()
-    negatives = str(parse_negatives(negatives))
+    negatives = str(TaskOptions(negatives=negatives).negatives)  # the knob checked (and normalised) up front
     command = eval_command()
     output_dir.mkdir(parents=True, exist_ok=True)
     log_path = output_dir / f"drugprot-demo-{os.getpid()}.log"  # moved into the run directory once it exists

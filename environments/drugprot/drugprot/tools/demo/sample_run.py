@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.options import TaskOptions, parse_negatives
+from drugprot.core.options import TaskOptions
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.tools.demo.errors import DemoError
@@ -34,7 +34,7 @@ def sample_options(path: Path, *, negatives: str) -> TaskOptions:
     Raises:
         DrugprotConfigError: a bad ``negatives``.
     """
-    return TaskOptions(data_path=str(path), negatives=parse_negatives(negatives))
+    return TaskOptions(data_path=str(path), negatives=negatives)
 
 
 @dataclass(frozen=True, slots=True)
