@@ -299,7 +299,8 @@ def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.
     relations, 90000002 1 of 3 plus a line with an unknown id, 90000004 lists a relation where there is none,
     90000005 answers without reasoning (no answer; 5 relations missed). Per abstract (each rollout the same
     reply): TP 19, FP 1, FN 9; pooled over the two rollouts twice that."""
-    from tests.core.test_extraction import FIXTURE_JSONL, e2e_replies
+    from tests.envs.test_extraction import e2e_replies
+    from tests.fixtures import FIXTURE_JSONL
 
     questions, replies = e2e_replies()
     with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
@@ -333,8 +334,9 @@ def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.
 def test_report_on_a_legacy_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The legacy ``vf-eval drugprot -m trinity-mini -a '{"mode": "extraction", ...}' -s`` (verifiers 0.3.x) on the
     same scripted replies, one rollout each: its ``results.jsonl`` gives the per-abstract counts of the v1 run."""
-    from tests.core.test_extraction import FIXTURE_JSONL, e2e_replies
     from tests.e2e import run_legacy_vf_eval, write_endpoints_toml
+    from tests.envs.test_extraction import e2e_replies
+    from tests.fixtures import FIXTURE_JSONL
 
     questions, replies = e2e_replies()
     with OpenAIServer(scripted_responder({q.prompt: replies[q.key] for q in questions})) as server:
