@@ -119,7 +119,6 @@ def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> 
 def format_report(report: Mapping[str, Any]) -> str:
     """The human-readable report of one run."""
     k = report["rollouts_per_task"]["max"]
-    maj = report["majority"]
     out = format_failure(report) + _header(report)
     intervals = report.get("intervals")
     out += [
@@ -137,36 +136,14 @@ def format_report(report: Mapping[str, Any]) -> str:
         ),
         "",
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
-        "                              P      R      F1      TP     FP     FN"
-        + ("   F1 95% interval" if has_intervals(intervals) else ""),
-    ]
-    for name, scores, ci in (
-        ("micro, rollouts pooled", report, ci_text(intervals, "micro_f1")),
-        ("micro, majority per task", maj, ""),
-    ):
-        c = scores["micro_counts"]
-        out.append(
-            f"  {name:<26}{pct(scores['micro_precision']):>7}{pct(scores['micro_recall']):>7}"
-            f"{pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}{ci}"
-        )
-    supported = sum(1 for c in report["per_class"].values() if c["support"])
-    out += [
-        f"  macro-F1 over the 13 types {pct(report['macro_f1'])}{ci_text(intervals, 'macro_f1')}; over the "
-        f"{supported} types with gold support {pct(report['macro_f1_supported'])}",
+        *official_metric_lines(report, majority_row="micro, majority per task"),
         *format_intervals_note(intervals),
         "",
-        "Per class (rollouts pooled)",
-        f"     {'type':<24}{'P':>7}{'R':>7}{'F1':>7}{'support':>9}{'predicted':>11}",
     ]
     rows = list(report["per_class"].items())
     if report["no_relation"] is not None:
         rows.append(("NO-RELATION (not scored)", report["no_relation"]))
-    for name, c in rows:
-        p = pct(c["precision"]) if c["predicted"] else "-"
-        r = pct(c["recall"]) if c["support"] else "-"
-        f = pct(c["f1"]) if c["predicted"] or c["support"] else "-"
-        out.append(f"  {c['letter']}  {name:<24}{p:>7}{r:>7}{f:>7}{c['support']:>9}{c['predicted']:>11}")
-    out.append("  (- = undefined: no prediction or no gold of that type; macro-F1 counts it as 0)")
+    out += per_class_lines(rows)
     out += ["", *format_confusion(report["confusion"]), ""]
     n = report["n_rollouts"]
     invalid = round(report["invalid_rate"] * n)
@@ -190,17 +167,104 @@ def ci_text(intervals: Mapping[str, Any] | None, name: str, *, signed: bool = Fa
     return f"  [{low:+.3f}, {high:+.3f}]" if signed else f"  [{low:.3f}, {high:.3f}]"
 
 
-def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
-    """What the bracketed intervals are (or why there are none); nothing when they were disabled."""
+def format_intervals_note(intervals: Mapping[str, Any] | None, *, unit: str = "task") -> list[str]:
+    """What the bracketed intervals are (or why there are none); nothing when they were disabled. ``unit``: what
+    a task is (``task``; ``abstract`` in extraction mode)."""
     if intervals is None:
         return []
     if "unavailable" in intervals:
         return [f"  no 95% intervals: {intervals['unavailable']}"]
+    article = "an" if unit[0] in "aeiou" else "a"
     return [
-        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of a task together), "
-        f"{intervals['resamples']} resamples of the {intervals['tasks']} tasks, seed {intervals['seed']} "
+        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of {article} {unit} together), "
+        f"{intervals['resamples']} resamples of the {intervals['tasks']} {unit}s, seed {intervals['seed']} "
         "(--bootstrap N, --seed S; --bootstrap 0: none)"
     ]
+
+
+def official_metric_lines(report: Mapping[str, Any], *, majority_row: str) -> list[str]:
+    """The micro P/R/F1 rows (rollouts pooled; ``majority_row``: the majority answer) and the macro-F1 line."""
+    intervals = report.get("intervals")
+    out = [
+        "                              P      R      F1      TP     FP     FN"
+        + ("   F1 95% interval" if has_intervals(intervals) else "")
+    ]
+    for name, scores, ci in (
+        ("micro, rollouts pooled", report, ci_text(intervals, "micro_f1")),
+        (majority_row, report["majority"], ""),
+    ):
+        c = scores["micro_counts"]
+        out.append(
+            f"  {name:<26}{pct(scores['micro_precision']):>7}{pct(scores['micro_recall']):>7}"
+            f"{pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}{ci}"
+        )
+    supported = sum(1 for c in report["per_class"].values() if c["support"])
+    out.append(
+        f"  macro-F1 over the 13 types {pct(report['macro_f1'])}{ci_text(intervals, 'macro_f1')}; over the "
+        f"{supported} types with gold support {pct(report['macro_f1_supported'])}"
+    )
+    return out
+
+
+def per_class_lines(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The per-class P/R/F1 table (rollouts pooled) of ``(name, class dict)`` rows, with its footnote."""
+    out = ["Per class (rollouts pooled)", f"     {'type':<24}{'P':>7}{'R':>7}{'F1':>7}{'support':>9}{'predicted':>11}"]
+    for name, c in rows:
+        p = pct(c["precision"]) if c["predicted"] else "-"
+        r = pct(c["recall"]) if c["support"] else "-"
+        f = pct(c["f1"]) if c["predicted"] or c["support"] else "-"
+        out.append(f"  {c['letter']}  {name:<24}{p:>7}{r:>7}{f:>7}{c['support']:>9}{c['predicted']:>11}")
+    out.append("  (- = undefined: no prediction or no gold of that type; macro-F1 counts it as 0)")
+    return out
+
+
+def failed_run_lines(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The FAILED RUN banner of each compared run that failed."""
+    return [
+        f"drugprot report: {col} FAILED RUN {r['run']['name']}: {r['errored']['rollouts']} of {r['n_rollouts']} "
+        f"rollouts errored without an answer ({r['errored']['example']}); its figures measure the failure"
+        for col, r in zip(cols, reports, strict=True)
+        if r["failed"]
+    ]
+
+
+def table_lines(cols: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """A blank line, then ``rows`` (name, one value per run) under the run columns ``cols``."""
+    width = max(len(name) for name, _ in rows) + 2
+    return [
+        "",
+        " " * (width + 2) + "".join(f"{c:>9}" for c in cols),
+        *(f"  {name:<{width}}" + "".join(f"{v:>9}" for v in values) for name, values in rows),
+    ]
+
+
+def comparison_intervals(
+    cols: Sequence[str], reports: Sequence[Mapping[str, Any]], *, accuracy: str = "accuracy", together: str = ""
+) -> list[str]:
+    """Each run's 95% intervals of accuracy (named ``accuracy``), micro-F1 and macro-F1, one line per run;
+    ``together`` says how the bootstrap resamples (put in the heading)."""
+    out: list[str] = []
+    shown = False  # the heading, before the first run that has intervals
+    for col, report in zip(cols, reports, strict=True):
+        intervals = report.get("intervals")
+        if intervals is None:
+            continue
+        if "unavailable" in intervals:
+            out.append(f"  {col} no 95% intervals: {intervals['unavailable']}")
+            continue
+        if not shown:
+            shown = True
+            out += [
+                "",
+                f"{intervals['level']:.0%} intervals ({intervals['method']}, {together}"
+                f"{intervals['resamples']} resamples, seed {intervals['seed']})",
+            ]
+        out.append(
+            f"  {col} {accuracy} {pct(report['accuracy'])}{ci_text(intervals, 'accuracy')}   micro F1 "
+            f"{pct(report['micro_f1'])}{ci_text(intervals, 'micro_f1')}   macro F1 {pct(report['macro_f1'])}"
+            f"{ci_text(intervals, 'macro_f1')}"
+        )
+    return out
 
 
 def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
@@ -247,12 +311,7 @@ def format_comparison(
     run, in order) adds the paired comparison of each later run with [1].
     """
     cols = [f"[{i}]" for i in range(1, len(reports) + 1)]
-    out = [
-        f"drugprot report: {col} FAILED RUN {r['run']['name']}: {r['errored']['rollouts']} of {r['n_rollouts']} "
-        f"rollouts errored without an answer ({r['errored']['example']}); its figures measure the failure"
-        for col, r in zip(cols, reports, strict=True)
-        if r["failed"]
-    ]
+    out = failed_run_lines(cols, reports)
     out.append("drugprot report: comparison")
     for col, report in zip(cols, reports, strict=True):
         run = report["run"]
@@ -298,65 +357,49 @@ def format_comparison(
     ]
     for name in RELATION_NAMES:
         rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))
-    width = max(len(name) for name, _ in rows) + 2
-    out += ["", " " * (width + 2) + "".join(f"{c:>9}" for c in cols)]
-    out += [f"  {name:<{width}}" + "".join(f"{v:>9}" for v in values) for name, values in rows]
-    out += _comparison_intervals(cols, reports)
+    out += table_lines(cols, rows)
+    out += comparison_intervals(cols, reports, together="all rollouts of a task together; ")
     for col, comparison in zip(cols[1:], comparisons or (), strict=False):
         out += ["", *format_paired(cols[0], col, comparison)]
     return "\n".join(out)
 
 
-def _comparison_intervals(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Each run's 95% intervals of accuracy, micro-F1 and macro-F1, one line per run."""
-    out: list[str] = []
-    for col, report in zip(cols, reports, strict=True):
-        intervals = report.get("intervals")
-        if intervals is None:
-            continue
-        if "unavailable" in intervals:
-            out.append(f"  {col} no 95% intervals: {intervals['unavailable']}")
-            continue
-        if not out:
-            out += [
-                "",
-                f"{intervals['level']:.0%} intervals ({intervals['method']}, all rollouts of a task together; "
-                f"{intervals['resamples']} resamples, seed {intervals['seed']})",
-            ]
-        out.append(
-            f"  {col} accuracy {pct(report['accuracy'])}{ci_text(intervals, 'accuracy')}   micro F1 "
-            f"{pct(report['micro_f1'])}{ci_text(intervals, 'micro_f1')}   macro F1 {pct(report['macro_f1'])}"
-            f"{ci_text(intervals, 'macro_f1')}"
-        )
-    return out
-
-
-_DELTA_NAMES = {"accuracy": "accuracy", "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
-
-
-def format_paired(first: str, second: str, comparison: Mapping[str, Any]) -> list[str]:
-    """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines."""
+def format_paired(
+    first: str,
+    second: str,
+    comparison: Mapping[str, Any],
+    *,
+    units: str = "tasks",
+    matched_by: str = "task key",
+    accuracy: str = "accuracy",
+    flips: tuple[str, str] = ("tasks by majority answer", "right in"),
+) -> list[str]:
+    """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines. The wording
+    names the paired ``units`` (matched by ``matched_by``), the ``accuracy`` metric, and what a flip is: its
+    ``(lead, side)`` read as "lead: side [1] only n, side [2] only m, ..."."""
     from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy, which plots never need
 
     if not comparison["paired"]:
         return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
     intervals = comparison["intervals"]
-    out = [f"Paired comparison {second} - {first} over the same {comparison['tasks']} tasks (matched by task key)"]
+    out = [
+        f"Paired comparison {second} - {first} over the same {comparison['tasks']} {units} (matched by {matched_by})"
+    ]
     if intervals is not None and "unavailable" not in intervals:
+        names = {"accuracy": accuracy, "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
         out += [
             f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']}, both runs on the same "
             f"resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
             *(
-                f"  delta {_DELTA_NAMES[name]:<22}{intervals[name]['estimate']:+.3f}"
-                f"{ci_text(intervals, name, signed=True)}"
+                f"  delta {names[name]:<22}{intervals[name]['estimate']:+.3f}{ci_text(intervals, name, signed=True)}"
                 for name in METRICS
             ),
         ]
     elif intervals is not None:
         out.append(f"  no intervals: {intervals['unavailable']}")
-    f = comparison["flips"]
+    f, (lead, side) = comparison["flips"], flips
     out.append(
-        f"  tasks by majority answer: right in {first} only {f['first_only']}, right in {second} only "
-        f"{f['second_only']}, both {f['both']}, neither {f['neither']}; exact McNemar p = {f['mcnemar_p']:.3g}"
+        f"  {lead}: {side} {first} only {f['first_only']}, {side} {second} only {f['second_only']}, both {f['both']}, "
+        f"neither {f['neither']}; exact McNemar p = {f['mcnemar_p']:.3g}"
     )
     return out

@@ -8,17 +8,21 @@ from typing import Any
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation.render import (
     ci_text,
+    comparison_intervals,
     counts_text,
     data_name,
+    failed_run_lines,
     format_failure,
+    format_intervals_note,
+    format_paired,
     format_tokens,
-    has_intervals,
+    official_metric_lines,
     pct,
+    per_class_lines,
     skipped_lines,
+    table_lines,
     versions_note,
 )
-
-_DELTA_NAMES = {"accuracy": "mean accuracy", "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
 
 
 def _limit(run: Mapping[str, Any]) -> str:
@@ -54,19 +58,6 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
-    """What the bracketed intervals are (or why there are none); nothing when they were disabled."""
-    if intervals is None:
-        return []
-    if "unavailable" in intervals:
-        return [f"  no 95% intervals: {intervals['unavailable']}"]
-    return [
-        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of an abstract together), "
-        f"{intervals['resamples']} resamples of the {intervals['tasks']} abstracts, seed {intervals['seed']} "
-        "(--bootstrap N, --seed S; --bootstrap 0: none)"
-    ]
-
-
 def _quality_lines(report: Mapping[str, Any]) -> list[str]:
     quality, n = report["quality"], report["n_rollouts"]
     lines = quality["rejected_lines"]
@@ -99,34 +90,12 @@ def format_extraction_report(report: Mapping[str, Any]) -> str:
         f"  {'mean reward':<27}{pct(report['mean_reward'])}",
         "",
         "Official DrugProt metric (13 types, every chemical-gene pair of each abstract, NO-RELATION never scored)",
-        "                              P      R      F1      TP     FP     FN"
-        + ("   F1 95% interval" if has_intervals(intervals) else ""),
-    ]
-    for name, scores, ci in (
-        ("micro, rollouts pooled", report, ci_text(intervals, "micro_f1")),
-        ("micro, majority/abstract", report["majority"], ""),
-    ):
-        c = scores["micro_counts"]
-        out.append(
-            f"  {name:<26}{pct(scores['micro_precision']):>7}{pct(scores['micro_recall']):>7}"
-            f"{pct(scores['micro_f1']):>7}{c['tp']:>7}{c['fp']:>7}{c['fn']:>7}{ci}"
-        )
-    supported = sum(1 for c in report["per_class"].values() if c["support"])
-    out += [
-        f"  macro-F1 over the 13 types {pct(report['macro_f1'])}{ci_text(intervals, 'macro_f1')}; over the "
-        f"{supported} types with gold support {pct(report['macro_f1_supported'])}",
+        *official_metric_lines(report, majority_row="micro, majority/abstract"),
         "  majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)",
-        *intervals_note(intervals),
+        *format_intervals_note(intervals, unit="abstract"),
         "",
-        "Per class (rollouts pooled)",
-        f"     {'type':<24}{'P':>7}{'R':>7}{'F1':>7}{'support':>9}{'predicted':>11}",
+        *per_class_lines(list(report["per_class"].items())),
     ]
-    for name, c in report["per_class"].items():
-        p = pct(c["precision"]) if c["predicted"] else "-"
-        r = pct(c["recall"]) if c["support"] else "-"
-        f = pct(c["f1"]) if c["predicted"] or c["support"] else "-"
-        out.append(f"  {c['letter']}  {name:<24}{p:>7}{r:>7}{f:>7}{c['support']:>9}{c['predicted']:>11}")
-    out.append("  (- = undefined: no prediction or no gold of that type; macro-F1 counts it as 0)")
     out += ["", *_quality_lines(report), format_tokens(report["tokens"])]
     return "\n".join(out)
 
@@ -136,12 +105,7 @@ def format_extraction_comparison(
 ) -> str:
     """Several extraction runs side by side, each run's intervals, and the paired comparison of each with [1]."""
     cols = [f"[{i}]" for i in range(1, len(reports) + 1)]
-    out = [
-        f"drugprot report: {col} FAILED RUN {r['run']['name']}: {r['errored']['rollouts']} of {r['n_rollouts']} "
-        f"rollouts errored without an answer ({r['errored']['example']}); its figures measure the failure"
-        for col, r in zip(cols, reports, strict=True)
-        if r["failed"]
-    ]
+    out = failed_run_lines(cols, reports)
     out.append("drugprot report: comparison of extraction runs")
     for col, report in zip(cols, reports, strict=True):
         run = report["run"]
@@ -168,52 +132,17 @@ def format_extraction_comparison(
     rows += [
         (f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]) for name in RELATION_NAMES
     ]
-    width = max(len(name) for name, _ in rows) + 2
-    out += ["", " " * (width + 2) + "".join(f"{c:>9}" for c in cols)]
-    out += [f"  {name:<{width}}" + "".join(f"{v:>9}" for v in values) for name, values in rows]
-    shown = False
-    for col, report in zip(cols, reports, strict=True):
-        intervals = report.get("intervals")
-        if intervals is None:
-            continue
-        if "unavailable" in intervals:
-            out.append(f"  {col} no 95% intervals: {intervals['unavailable']}")
-            continue
-        if not shown:
-            out += ["", f"{intervals['level']:.0%} intervals ({intervals['method']}, {intervals['resamples']} "
-                    f"resamples, seed {intervals['seed']})"]  # fmt: skip
-            shown = True
-        out.append(
-            f"  {col} mean accuracy {pct(report['accuracy'])}{ci_text(intervals, 'accuracy')}   micro F1 "
-            f"{pct(report['micro_f1'])}{ci_text(intervals, 'micro_f1')}   macro F1 {pct(report['macro_f1'])}"
-            f"{ci_text(intervals, 'macro_f1')}"
-        )
+    out += table_lines(cols, rows)
+    out += comparison_intervals(cols, reports, accuracy="mean accuracy")
     for col, comparison in zip(cols[1:], comparisons or (), strict=False):
-        out += ["", *_paired(cols[0], col, comparison)]
-    return "\n".join(out)
-
-
-def _paired(first: str, second: str, comparison: Mapping[str, Any]) -> list[str]:
-    from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy
-
-    if not comparison["paired"]:
-        return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
-    intervals = comparison["intervals"]
-    out = [f"Paired comparison {second} - {first} over the same {comparison['tasks']} abstracts (matched by PMID)"]
-    if intervals is not None and "unavailable" not in intervals:
-        out.append(
-            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']}, both runs on the same "
-            f"resamples; {intervals['resamples']} resamples, seed {intervals['seed']}"
+        paired = format_paired(
+            cols[0],
+            col,
+            comparison,
+            units="abstracts",
+            matched_by="PMID",
+            accuracy="mean accuracy",
+            flips=("abstracts whose majority triples are exactly the gold", "in"),
         )
-        out += [
-            f"  delta {_DELTA_NAMES[name]:<22}{intervals[name]['estimate']:+.3f}{ci_text(intervals, name, signed=True)}"
-            for name in METRICS
-        ]
-    elif intervals is not None:
-        out.append(f"  no intervals: {intervals['unavailable']}")
-    f = comparison["flips"]
-    out.append(
-        f"  abstracts whose majority triples are exactly the gold: in {first} only {f['first_only']}, in {second} "
-        f"only {f['second_only']}, both {f['both']}, neither {f['neither']}; exact McNemar p = {f['mcnemar_p']:.3g}"
-    )
-    return out
+        out += ["", *paired]
+    return "\n".join(out)
