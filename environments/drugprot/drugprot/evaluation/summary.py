@@ -236,6 +236,29 @@ def class_dict(scores: Scores) -> dict[str, dict[str, Any]]:
     }
 
 
+def official_fields(pooled: Scores, voted: Scores) -> dict[str, Any]:
+    """The official metric's entries of a summary: micro and macro scores with rollouts pooled, and the micro and
+    macro-F1 of the majority answers (``majority``)."""
+    return {
+        "micro_precision": pooled.precision,
+        "micro_recall": pooled.recall,
+        "micro_f1": pooled.f1,
+        "micro_counts": {"tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn},
+        "macro_precision": pooled.macro_precision,
+        "macro_recall": pooled.macro_recall,
+        "macro_f1": pooled.macro_f1,
+        "macro_f1_supported": pooled.supported_macro_f1,
+        "majority": {
+            "micro_precision": voted.precision,
+            "micro_recall": voted.recall,
+            "micro_f1": voted.f1,
+            "micro_counts": {"tp": voted.tp, "fp": voted.fp, "fn": voted.fn},
+            "macro_f1": voted.macro_f1,
+            "macro_f1_supported": voted.supported_macro_f1,
+        },
+    }
+
+
 def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Every number of the report for one run, as a JSON-ready dict (the ``--json`` output).
 
@@ -283,22 +306,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "pass_at_k": mean([float(score > 0) for score in per_task]),
         "majority_accuracy": mean([float(majority[key] in group[0].labels) for key, group in groups.items()]),
         "mean_reward": bounded_mean(rewards) if rewards else None,
-        "micro_precision": pooled.precision,
-        "micro_recall": pooled.recall,
-        "micro_f1": pooled.f1,
-        "micro_counts": {"tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn},
-        "macro_precision": pooled.macro_precision,
-        "macro_recall": pooled.macro_recall,
-        "macro_f1": pooled.macro_f1,
-        "macro_f1_supported": pooled.supported_macro_f1,
-        "majority": {
-            "micro_precision": voted.precision,
-            "micro_recall": voted.recall,
-            "micro_f1": voted.f1,
-            "micro_counts": {"tp": voted.tp, "fp": voted.fp, "fn": voted.fn},
-            "macro_f1": voted.macro_f1,
-            "macro_f1_supported": voted.supported_macro_f1,
-        },
+        **official_fields(pooled, voted),
         "intervals": _intervals(rollouts, resamples, seed),
         "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
