@@ -207,6 +207,15 @@ def _median(runs: list[dict[str, Any]], key: str) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
+def bench_data(args: argparse.Namespace, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    """The data file a benchmark runs on (``--data-path``, else a generated corpus written to ``tmp_path``) and
+    how the result names it."""
+    if args.data_path:
+        return args.data_path, {"path": args.data_path, "split": args.split}
+    path = corpus.write(corpus.generate(args.docs, args.seed), tmp_path / "corpus.jsonl")
+    return str(path), {"generated": True, "docs": args.docs, "seed": args.seed}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from drugprot.tools.serve import OpenAIServer, Reply, fixed_responder
 
@@ -223,12 +232,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory(prefix="drugprot-bench-") as tmp:
         tmp_path = Path(tmp)
-        if args.data_path:
-            data_path = args.data_path
-            result["data"] = {"path": data_path, "split": args.split}
-        else:
-            data_path = str(corpus.write(corpus.generate(args.docs, args.seed), tmp_path / "corpus.jsonl"))
-            result["data"] = {"generated": True, "docs": args.docs, "seed": args.seed}
+        data_path, result["data"] = bench_data(args, tmp_path)
         server = OpenAIServer(fixed_responder(Reply(reply_text())), chunk_size=args.chunk_size or None, record=False)
         levels: dict[str, Any] = {}
         with server:
@@ -413,12 +417,7 @@ def run_harnesses(args: argparse.Namespace) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory(prefix="drugprot-bench-") as tmp:
         tmp_path = Path(tmp)
-        if args.data_path:
-            data_path = args.data_path
-            result["data"] = {"path": data_path, "split": args.split}
-        else:
-            data_path = str(corpus.write(corpus.generate(args.docs, args.seed), tmp_path / "corpus.jsonl"))
-            result["data"] = {"generated": True, "docs": args.docs, "seed": args.seed}
+        data_path, result["data"] = bench_data(args, tmp_path)
         tasks = bench_task_data(data_path, args.split, max(args.n, 64))
         server = OpenAIServer(fixed_responder(Reply(reply_text())), chunk_size=args.chunk_size or None, record=False)
         runs: dict[str, list[dict[str, Any]]] = {h: [] for h in HARNESSES}
