@@ -22,7 +22,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
 from drugprot.core.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
-from drugprot.core.labels import by_letter
+from drugprot.core.labels import RELATION_NAMES, by_letter
 from drugprot.core.metrics import prf
 from drugprot.core.parsing import ParsedReply, parse_reply
 
@@ -34,6 +34,7 @@ after completed, non-empty reasoning in every path (reason ``reasoning_incomplet
 ``unterminated_think`` and ``no_reasoning``). ``tests/core/test_versions.py`` pins a digest of the scores of a table
 of replies per version and fails until the bump is made."""
 
+_RELATION_TYPES: Final = frozenset(RELATION_NAMES)
 SCORING_ERROR = "scoring_error"
 INFO_KEY = "drugprot"
 """Where both adapters store ``Score.as_info()`` (v1 ``trace.info``, v0 ``state['info']``) for the report."""
@@ -79,6 +80,13 @@ class Score:
     """The predicted official name (``NO-RELATION`` for N), None when invalid."""
     invalid_reason: str | None
     format_reason: str | None
+    tp: int = 0
+    """Official-metric cells of this pair's reply (one per relation type, multi-label gold): 1 when the answered
+    type is one of the gold types."""
+    fp: int = 0
+    """1 when the reply names a relation type (not N) that is not a gold type of the pair."""
+    fn: int = 0
+    """Gold relation types of the pair the reply does not name (NO-RELATION is never a gold type)."""
 
     @property
     def answered(self) -> bool:
@@ -105,6 +113,9 @@ def score_parsed(
     """Score an already-parsed reply against the pair's gold label names."""
     label = by_letter(with_no_relation)[parsed.letter].name if parsed.letter is not None else None
     format_reason = parsed.format_reason  # a property: computed once, not twice
+    gold_types = {name for name in gold_labels if name in _RELATION_TYPES}
+    stated = label if label in _RELATION_TYPES else None  # N and no answer state no relation
+    tp = int(stated is not None and stated in gold_types)
     return Score(
         accuracy=1.0 if label is not None and label in gold_labels else 0.0,
         format=1.0 if format_reason is None else 0.0,
@@ -112,6 +123,9 @@ def score_parsed(
         label=label,
         invalid_reason=parsed.invalid_reason,
         format_reason=format_reason,
+        tp=tp,
+        fp=int(stated is not None and not tp),
+        fn=len(gold_types) - tp,
     )
 
 

@@ -1,0 +1,96 @@
+"""What a reply earns: the reward terms of a scored reply, and the reward RL optimises (``Reward``).
+
+A scored reply (``drugprot.core.scoring.Score`` in pair mode, ``ExtractionScore`` in extraction mode) carries the
+official metric's cells of its task: true positives, false positives and false negatives over (pair, relation
+type) cells, NO-RELATION never scored. Every reward term is a function of a scored reply alone, so one ``Reward``
+serves both modes, both verifiers stacks, the baselines and the report:
+
+* ``accuracy``: pair mode, 1 when the reply names one of the pair's gold types (N on a NO-RELATION pair included);
+  extraction mode, the per-document F1 (``ExtractionScore.accuracy``). The rewards of the seed recipe.
+* ``utility``: the corpus micro-F1's cost structure, decided per task from that task's reply and gold alone::
+
+      utility = TP - fp_cost * FP - fn_cost * FN
+
+  Every false positive costs ``fp_cost`` wherever it occurs, every false negative ``fn_cost``, a true negative
+  (N on a NO-RELATION pair, no line for an unrelated pair) is 0, and a multi-label pair counts per type, as the
+  official metric does. A reply that states a relation it believes with probability ``p`` gains in expectation iff
+  ``p > fp_cost / (1 + fp_cost + fn_cost)`` (``Costs.threshold``); micro-F1 is maximised by stating relations
+  above ``F*/2``, half the best F1 the model can reach (Lipton, Elkan and Narayanaswamy 2014), so the costs are
+  chosen for the model's operating point (README, "The reward").
+* ``format``: 1 for completed reasoning and exactly one answer (``drugprot.core.parsing``), unchanged.
+
+In extraction mode a line that names an unknown mention id or two mentions of one entity type counts as a false
+positive of the utility: the official scorer ignores such lines, so counting them is stricter than the metric and
+a reply can only lose by them.
+
+A reply that gives no answer scores like one that states no relation (every gold cell a false negative) and earns
+no format term; a scoring error (``SCORING_ERROR``) has no cells and scores 0 on every term.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final, Literal, Protocol
+
+from drugprot.core.errors import DrugprotConfigError
+
+RewardKind = Literal["accuracy", "utility"]
+REWARD_KINDS: Final[tuple[str, ...]] = ("accuracy", "utility")
+"""The values of the ``reward`` knob: which term carries the main weight."""
+
+DEFAULT_FP_COST: Final = 0.15
+DEFAULT_FN_COST: Final = 1.0
+
+
+class Scored(Protocol):
+    """What a reward reads from a scored reply (``Score`` and ``ExtractionScore`` both provide it)."""
+
+    @property
+    def accuracy(self) -> float: ...
+    @property
+    def format(self) -> float: ...
+    @property
+    def tp(self) -> int: ...
+    @property
+    def fp(self) -> int: ...
+    @property
+    def fn(self) -> int: ...
+
+
+def _check_cost(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise DrugprotConfigError(f"{name} must be a finite number >= 0, got {value!r}", knob=name)
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """The utility's constants: a true positive earns 1, a false positive costs ``fp``, a false negative ``fn``."""
+
+    fp: float = DEFAULT_FP_COST
+    fn: float = DEFAULT_FN_COST
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fp", _check_cost("fp_cost", self.fp))
+        object.__setattr__(self, "fn", _check_cost("fn_cost", self.fn))
+
+    @property
+    def threshold(self) -> float:
+        """The probability above which stating a relation raises the expected utility: ``fp / (1 + fp + fn)``."""
+        return self.fp / (1.0 + self.fp + self.fn)
+
+    def utility(self, tp: int, fp: int, fn: int) -> float:
+        """``tp - fp_cost * fp - fn_cost * fn``."""
+        return tp - self.fp * fp - self.fn * fn
+
+
+def false_positives(score: Scored) -> int:
+    """The false positives the utility charges: the official ones, plus (extraction) lines that cite an unknown
+    mention id or two mentions of one type, which the official scorer ignores."""
+    return score.fp + getattr(score, "unknown_id", 0) + getattr(score, "wrong_type", 0)
+
+
+def utility(score: Scored, costs: Costs) -> float:
+    """The utility term of a scored reply (see the module docstring)."""
+    return costs.utility(score.tp, false_positives(score), score.fn)
