@@ -106,7 +106,7 @@ def split_by_pmid(documents: Sequence[Document], held_out: float = 0.3) -> tuple
 _CUE_LABELS: Final = tuple(dict.fromkeys(label for _, label in CUES))
 _CUE = re.compile("|".join(f"(?P<c{i}>{pattern})" for i, (pattern, _) in enumerate(CUES)), re.IGNORECASE)
 _REGIONS: Final = ("between", "after", "before")
-_LEXICAL: Final = (*_CUE_LABELS, "INHIBITOR-fallback", NO_RELATION.name)
+_LEXICAL: Final = (*_CUE_LABELS, NO_RELATION.name)
 FEATURES: Final = (
     "bias",
     *(f"cue_{region}={label}" for region in _REGIONS for label in _CUE_LABELS),
