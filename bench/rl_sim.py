@@ -168,7 +168,7 @@ Step = tuple[np.ndarray, float, float, float]
 """(gradient of the GRPO objective, mean reward, mean accuracy term, mean utility term) of one step's rollouts."""
 
 
-def _pair_step(
+def pair_step(
     w: np.ndarray,
     data: Data,
     recipe: Recipe,
@@ -196,7 +196,7 @@ def _pair_step(
     return grad, float(rewards.mean()), accuracy / actions.size, util / actions.size
 
 
-def _extraction_step(
+def extraction_step(
     w: np.ndarray,
     data: Data,
     recipe: Recipe,
@@ -290,9 +290,9 @@ def train(
                 line.update(evals[-1])
             if step < settings.steps:
                 if recipe.mode == "pair":
-                    grad, reward, accuracy, util = _pair_step(w, data, recipe, costs, tasks, settings, rng)
+                    grad, reward, accuracy, util = pair_step(w, data, recipe, costs, tasks, settings, rng)
                 else:
-                    grad, reward, accuracy, util = _extraction_step(w, data, recipe, costs, by_pmid, settings, rng)
+                    grad, reward, accuracy, util = extraction_step(w, data, recipe, costs, by_pmid, settings, rng)
                 m = 0.9 * m + 0.1 * grad
                 v = 0.999 * v + 0.001 * grad**2
                 w += settings.lr * (m / (1 - 0.9 ** (step + 1))) / (np.sqrt(v / (1 - 0.999 ** (step + 1))) + 1e-8)

@@ -138,3 +138,20 @@ def test_a_sandbox_run_writes_metrics_drugprot_curves_reads(tmp_path: Path) -> N
     assert [s for s, _ in run.curves[("eval/heldout-none-share", "agent", "reward")]] == [0, 2, 4]
     assert [s for s, _ in run.curves[("train/agg", "agent", "reward")]] == [0, 1, 2, 3]
     assert [s for s, _ in run.curves[("train/agg", "agent", "accuracy")]] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("recipe", [r for r in rl_sim.RECIPES if r.negatives != 0], ids=lambda r: r.name)
+def test_a_group_that_answers_alike_gets_no_gradient(recipe: rl_sim.Recipe) -> None:
+    # GRPO's advantage is the reward minus its group's mean: a policy that always answers INHIBITOR has 8 equal
+    # rollouts per prompt, so nothing to learn from; a uniform policy's groups differ and move the weights.
+    data = rl_sim.prepare(load(FIXTURE))
+    settings = rl_sim.Settings(pair_prompts=4, documents=2)
+    costs = Costs(fp=0.5, fn=1.0)
+    step = rl_sim.pair_step if recipe.mode == "pair" else rl_sim.extraction_step
+    work = data.tasks(data.train, recipe.negatives) if recipe.mode == "pair" else data.candidates(data.train)
+    always = np.zeros((14, data.x.shape[1]))
+    always[4, 0] = 100.0  # the bias column: INHIBITOR everywhere
+    grad, *_ = step(always, data, recipe, costs, work, settings, np.random.default_rng(0))
+    assert not grad.any()
+    grad, *_ = step(np.zeros_like(always), data, recipe, costs, work, settings, np.random.default_rng(0))
+    assert grad.any()
