@@ -26,8 +26,17 @@ from typing import Any
 
 from scipy.stats import spearmanr
 
-from bench.evidence import REWARDS, PairRow, _unit, load, official_f1, pair_rows, reward_value, score_document
-from bench.evidence import score_pair as _score_pair
+from bench.evidence import (
+    REWARDS,
+    PairRow,
+    load,
+    official_f1,
+    pair_rows,
+    reward_value,
+    score_document,
+    score_pair,
+    stable_unit,
+)
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.rewards import Costs
 from drugprot.core.schema import Document
@@ -52,7 +61,7 @@ class Policy:
 
 
 def _key(row: PairRow, salt: str) -> float:
-    return _unit(f"{salt}:{row.document.pmid}:{row.chemical}:{row.gene}")
+    return stable_unit(f"{salt}:{row.document.pmid}:{row.chemical}:{row.gene}")
 
 
 def _random_type(row: PairRow, salt: str, avoid: Answer = ()) -> str:
@@ -142,7 +151,7 @@ def _pair_column(
         for task in tasks:
             answer = policy.rule(rows[(task.pmid, task.chemical.id, task.gene.id)])
             label = answer[0] if answer else NO_RELATION.name if with_nr else MAJORITY
-            total += reward_value(_score_pair(label, task.labels, with_no_relation=with_nr), kind, spec["costs"])
+            total += reward_value(score_pair(label, task.labels, with_no_relation=with_nr), kind, spec["costs"])
         column.values.append(total / len(tasks))
     return column
 

@@ -89,15 +89,15 @@ def load(data_path: str) -> list[Document]:
     return load_documents("train", data_path, path_hint="--data-path")
 
 
-def _unit(text: str) -> float:
+def stable_unit(text: str) -> float:
     """A stable number in [0, 1) from ``text``: the scripts' only source of per-item randomness."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") / 2**64
 
 
 def split_by_pmid(documents: Sequence[Document], held_out: float = 0.3) -> tuple[list[Document], list[Document]]:
     """(train, held-out) abstracts: a PMID is held out when its stable hash falls below ``held_out``."""
-    train = [d for d in documents if _unit(f"split:{d.pmid}") >= held_out]
-    test = [d for d in documents if _unit(f"split:{d.pmid}") < held_out]
+    train = [d for d in documents if stable_unit(f"split:{d.pmid}") >= held_out]
+    test = [d for d in documents if stable_unit(f"split:{d.pmid}") < held_out]
     return train, test
 
 
