@@ -1,0 +1,226 @@
+"""Shared pieces of the alignment evidence (``bench.alignment``, ``bench.decision``, ``bench.rl_sim``).
+
+* ``reward_value``: the one place these scripts turn a scored reply into a reward (accuracy or utility term, plus
+  the format term), with the weights of the ``reward`` knob: ``accuracy`` = accuracy 1, utility 0, format 0.1;
+  ``utility`` = accuracy 0, utility 1, format 0.1.
+* replies rendered exactly as a model would write them (``pair_reply``, ``extraction_reply``), so every reward
+  comes from the environment's own scoring path (``drugprot.core.scoring.score_task_reply``);
+* the official micro-F1 of a set of predicted (pmid, chemical, gene, type) rows (``official_f1``);
+* candidate pairs with their features (``PairRow``, ``pair_rows``): the lexical baseline's cues by region, the
+  distance between the mentions, entity types; the policy features of the decision analysis and the sandbox;
+* a deterministic train / held-out split by PMID (``split_by_pmid``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from drugprot.core.candidates import candidate_pairs, document_sentences, sentence_index
+from drugprot.core.extraction import answer_block, gold_of
+from drugprot.core.labels import NO_RELATION, RELATION_NAMES
+from drugprot.core.metrics import official_pairs, score_relations
+from drugprot.core.rewards import Costs, utility
+from drugprot.core.schema import Document, Entity
+from drugprot.core.scoring import ExtractionScore, Score, score_task_reply
+from drugprot.core.sources import load_documents
+from drugprot.core.tasks import positive_pairs
+from drugprot.evaluation.baselines import CUES, WINDOW, BaselineAnswer, lexical_label, reply_text
+
+REWARDS: Final = ("accuracy", "utility")
+"""The two values of the ``reward`` knob the evidence compares: today's (accuracy) and the aligned one (utility)."""
+_WEIGHTS: Final = {"accuracy": (1.0, 0.0, 0.1), "utility": (0.0, 1.0, 0.1)}
+"""(accuracy, utility, format) weights per reward value: issue 21's ``reward`` knob."""
+ACTIONS: Final = (*RELATION_NAMES, NO_RELATION.name)
+"""The 14 pair-mode answers, in letter order: the 13 types, then NO-RELATION (index 13)."""
+N_INDEX: Final = len(RELATION_NAMES)
+
+Row = tuple[str, str, str, str]
+
+
+def reward_value(score: Score | ExtractionScore, kind: str, costs: Costs) -> float:
+    """The reward RL would receive for a scored reply under the ``reward`` knob value ``kind``."""
+    accuracy_w, utility_w, format_w = _WEIGHTS[kind]
+    return accuracy_w * score.accuracy + utility_w * utility(score, costs) + format_w * score.format
+
+
+def pair_reply(label: str) -> str:
+    """A well-formed pair-mode reply answering ``label`` (an official name or NO-RELATION)."""
+    return reply_text(BaselineAnswer(label, "the sandbox policy's answer"))
+
+
+def extraction_reply(triples: Iterable[tuple[str, str, str]]) -> str:
+    """A well-formed extraction reply listing ``triples`` (``none`` when empty)."""
+    return "<think>the sandbox policy's answer.</think>\n" + answer_block(triples)
+
+
+def score_pair(label: str, gold: Sequence[str], *, with_no_relation: bool) -> Score:
+    """``label`` rendered as a reply and scored against a pair's gold labels by the environment's scorer."""
+    score = score_task_reply(pair_reply(label), None, labels=gold, with_no_relation=with_no_relation, extraction=None)
+    assert isinstance(score, Score)
+    return score
+
+
+def score_document(triples: Iterable[tuple[str, str, str]], document: Document) -> ExtractionScore:
+    """``triples`` rendered as an extraction reply and scored against ``document``'s gold."""
+    gold = gold_of(document).as_record()
+    score = score_task_reply(extraction_reply(triples), None, labels=(), with_no_relation=False, extraction=gold)
+    assert isinstance(score, ExtractionScore)
+    return score
+
+
+def gold_rows(documents: Iterable[Document]) -> list[Row]:
+    return [(d.pmid, r.arg1, r.arg2, r.type) for d in documents for r in d.relations]
+
+
+def official_f1(documents: Sequence[Document], predicted: Iterable[Row]) -> float:
+    """The official DrugProt micro-F1 of ``predicted`` rows on ``documents`` (NO-RELATION rows ignored)."""
+    return score_relations(gold_rows(documents), list(predicted), pairs=official_pairs(documents)).f1
+
+
+def load(data_path: str) -> list[Document]:
+    """The abstracts of a data file (any format ``drugprot`` loads)."""
+    return load_documents("train", data_path, path_hint="--data-path")
+
+
+def stable_unit(text: str) -> float:
+    """A stable number in [0, 1) from ``text``: the scripts' only source of per-item randomness."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") / 2**64
+
+
+def split_by_pmid(documents: Sequence[Document], held_out: float = 0.3) -> tuple[list[Document], list[Document]]:
+    """(train, held-out) abstracts: a PMID is held out when its stable hash falls below ``held_out``."""
+    train = [d for d in documents if stable_unit(f"split:{d.pmid}") >= held_out]
+    test = [d for d in documents if stable_unit(f"split:{d.pmid}") < held_out]
+    return train, test
+
+
+# ------------------------------------------------------------------------------------------------ features
+
+_CUE_LABELS: Final = tuple(dict.fromkeys(label for _, label in CUES))
+_CUE = re.compile("|".join(f"(?P<c{i}>{pattern})" for i, (pattern, _) in enumerate(CUES)), re.IGNORECASE)
+_REGIONS: Final = ("between", "after", "before")
+_LEXICAL: Final = (*_CUE_LABELS, NO_RELATION.name)
+FEATURES: Final = (
+    "bias",
+    *(f"cue_{region}={label}" for region in _REGIONS for label in _CUE_LABELS),
+    *(f"lexical={label}" for label in _LEXICAL),
+    "log_gap",
+    "gap<20",
+    "gap<60",
+    "mentions_between",
+    "cues_between",
+    "chemical_first",
+    "gene_y",
+    "overlap",
+    "same_sentence",
+    "log_pairs_in_sentence",
+)
+"""The policy's features of one (chemical, gene) pair, in column order."""
+_COLUMN: Final = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _nearest_cue(text: str, last: bool) -> str | None:
+    found = [m for m in _CUE.finditer(text)]
+    if not found:
+        return None
+    match = found[-1] if last else found[0]
+    index = int(next(k for k, v in match.groupdict().items() if v is not None)[1:])
+    return CUES[index][1]
+
+
+def _window_before(text: str, start: int) -> str:
+    before = text[max(0, start - WINDOW) : start]
+    cut = before.rfind(". ")
+    return before[cut + 2 :] if cut >= 0 else before
+
+
+def _window_after(text: str, end: int) -> str:
+    after = text[end : end + WINDOW]
+    cut = after.find(". ")
+    return after[:cut] if cut >= 0 else after
+
+
+def features(document: Document, chemical: Entity, gene: Entity, sentence_pairs: int, same_sentence: bool) -> list:
+    """The feature vector (``FEATURES`` order) of one mention pair of ``document``."""
+    x = [0.0] * len(FEATURES)
+    x[_COLUMN["bias"]] = 1.0
+    text = document.text
+    first, second = sorted(((chemical.start, chemical.end), (gene.start, gene.end)))
+    between = text[first[1] : second[0]] if first[1] < second[0] else ""
+    regions = {
+        "between": _nearest_cue(between, last=gene.start == second[0]),
+        "after": _nearest_cue(_window_after(text, second[1]), last=False),
+        "before": _nearest_cue(_window_before(text, first[0]), last=True),
+    }
+    for region, label in regions.items():
+        if label is not None:
+            x[_COLUMN[f"cue_{region}={label}"]] = 1.0
+    spans = (chemical.start, chemical.end), (gene.start, gene.end)
+    lexical = lexical_label(text, *spans, with_no_relation=True).label
+    x[_COLUMN[f"lexical={lexical}"]] = 1.0
+    gap = max(0, second[0] - first[1])
+    x[_COLUMN["log_gap"]] = math.log1p(gap) / 5.0
+    x[_COLUMN["gap<20"]] = float(gap < 20)
+    x[_COLUMN["gap<60"]] = float(gap < 60)
+    inside = sum(1 for e in document.entities if first[1] <= e.start and e.end <= second[0])
+    x[_COLUMN["mentions_between"]] = math.log1p(inside)
+    x[_COLUMN["cues_between"]] = math.log1p(sum(1 for _ in _CUE.finditer(between)))
+    x[_COLUMN["chemical_first"]] = float(chemical.start <= gene.start)
+    x[_COLUMN["gene_y"]] = float(gene.type == "GENE-Y")
+    x[_COLUMN["overlap"]] = float(chemical.start < gene.end and gene.start < chemical.end)
+    x[_COLUMN["same_sentence"]] = float(same_sentence)
+    x[_COLUMN["log_pairs_in_sentence"]] = math.log1p(sentence_pairs) / 3.0
+    return x
+
+
+@dataclass(frozen=True, slots=True)
+class PairRow:
+    """One (chemical, gene) mention pair of an abstract: its gold types (empty: no relation) and whether it is a
+    same-sentence candidate (what extraction replies and ``negatives="all"`` cover)."""
+
+    document: Document
+    chemical: str
+    gene: str
+    gold: tuple[str, ...]
+    candidate: bool
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The pair task's gold labels (``("NO-RELATION",)`` for a negative)."""
+        return self.gold or (NO_RELATION.name,)
+
+
+def pair_rows(documents: Iterable[Document]) -> tuple[list[PairRow], np.ndarray]:
+    """Every same-sentence candidate pair and every gold pair of ``documents`` (candidates first, per abstract), and
+    their feature matrix (one row per pair, ``FEATURES`` columns)."""
+    rows: list[PairRow] = []
+    matrix: list[list[float]] = []
+    for document in documents:
+        entities = {e.id: e for e in document.entities}
+        gold = positive_pairs(document)
+        candidates = candidate_pairs(document)
+        spans = document_sentences(document)
+        per_sentence: dict[int, int] = {}
+        for chemical, _ in candidates:
+            k = sentence_index(spans, entities[chemical].start)
+            per_sentence[k] = per_sentence.get(k, 0) + 1
+        listed = set(candidates)
+        for pair in [*candidates, *(p for p in gold if p not in listed)]:
+            chemical, gene = entities[pair[0]], entities[pair[1]]
+            in_candidates = pair in listed
+            count = per_sentence.get(sentence_index(spans, chemical.start), 0) if in_candidates else 0
+            rows.append(PairRow(document, pair[0], pair[1], gold.get(pair, ()), in_candidates))
+            matrix.append(features(document, chemical, gene, count, in_candidates))
+    return rows, np.asarray(matrix, dtype=np.float64).reshape(len(rows), len(FEATURES))
+
+
+def target_index(row: PairRow) -> int:
+    """The class index (``ACTIONS``) a classifier learns for ``row``: its first gold type, or N."""
+    return ACTIONS.index(row.gold[0]) if row.gold else N_INDEX
