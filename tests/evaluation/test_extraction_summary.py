@@ -125,9 +125,9 @@ def test_abstract_rows_sum_to_the_pooled_counts_and_the_intervals_resample_abstr
     for (pmid, group), row in zip(group_by_abstract(run.extraction).items(), rows, strict=True):
         assert np.array_equal(row, task_counts(group)[1][0]), pmid
     got = summarize_extraction(run, resamples=200, seed=0)["intervals"]
-    assert (got["tasks"], got["resamples"], got["seed"]) == (2, 200, 0)
+    assert (got["abstracts"], got["tasks"], got["resamples"], got["seed"]) == (2, 2, 200, 0)
     assert got["method"] == "percentile bootstrap over abstracts"
-    assert got["unit"] == "abstract: all rollouts of an abstract are resampled together"
+    assert got["unit"] == "abstract: all rollouts of an abstract together"
     assert close(got["micro_f1"]["estimate"], Fraction(6, 11)) and close(got["accuracy"]["estimate"], Fraction(5, 12))
     assert got["micro_f1"]["low"] <= got["micro_f1"]["estimate"] <= got["micro_f1"]["high"]
     one = write_v1_run(tmp_path / "one", [episode(extraction_trace("100", GOLD_100, block("none")))])

@@ -14,8 +14,9 @@ task's matching. Two aggregates, as in pair mode:
   replies without a relations block do not vote; with one rollout per abstract, its answer). This is what
   ``--export-tsv`` writes, so the official scorer reproduces it.
 
-Intervals (``stats.bootstrap_metrics``) resample abstracts, all rollouts of an abstract together: an abstract's
-cells belong to it alone, so its count row (``task_counts``) sums exactly into the run's pooled counts. There
+Intervals (``stats.bootstrap_metrics``) resample abstracts, all rollouts of an abstract together, in sorted PMID
+order (``stats.by_abstract``): an abstract's cells belong to it alone, so its count row (``task_counts``) sums
+exactly into the run's pooled counts. There
 "accuracy" is the mean accuracy reward, the per-abstract F1 of ``drugprot.core.scoring.score_extraction``.
 """
 
@@ -29,7 +30,7 @@ from drugprot.core.extraction import NO_BLOCK
 from drugprot.core.metrics import RelationRow, Scores, score_relations
 from drugprot.core.parsing import REASONING_INCOMPLETE
 from drugprot.evaluation.records import ExtractionRollout, ReportError, Run, RunConfig, Triple
-from drugprot.evaluation.stats import DEFAULT_SEED, bootstrap_metrics, count_row
+from drugprot.evaluation.stats import DEFAULT_SEED, bootstrap_metrics, by_abstract, count_row
 from drugprot.evaluation.summary import (
     bootstrap_dict,
     bounded_mean,
@@ -110,12 +111,13 @@ def task_counts(rollouts: Sequence[ExtractionRollout]) -> tuple[list[str], Any]:
     return list(groups), np.array(rows)
 
 
+ROLLOUTS_TOGETHER = "all rollouts of an abstract together"
+"""How extraction mode's bootstrap resamples (``summary.bootstrap_dict``'s ``together``)."""
+
+
 def abstracts_bootstrap(result: Any) -> dict[str, Any]:
-    """``summary.bootstrap_dict`` of a bootstrap whose unit is the abstract."""
-    return bootstrap_dict(result) | {
-        "method": f"{result.method} bootstrap over abstracts",
-        "unit": "abstract: all rollouts of an abstract are resampled together",
-    }
+    """``summary.bootstrap_dict`` of an extraction run's bootstrap (a task is an abstract)."""
+    return bootstrap_dict(result, tasks=result.units, together=ROLLOUTS_TOGETHER)
 
 
 def _intervals(rollouts: Sequence[ExtractionRollout], resamples: int, seed: int) -> dict[str, Any] | None:
@@ -124,7 +126,8 @@ def _intervals(rollouts: Sequence[ExtractionRollout], resamples: int, seed: int)
     abstracts = len(group_by_abstract(rollouts))
     if abstracts < 2:
         return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {abstracts}"}
-    return abstracts_bootstrap(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
+    pmids, counts = task_counts(rollouts)
+    return abstracts_bootstrap(bootstrap_metrics(by_abstract(pmids, counts)[1], resamples=resamples, seed=seed))
 
 
 def extraction_setting(config: RunConfig) -> dict[str, Any]:

@@ -92,7 +92,7 @@ def format_extraction_report(report: Mapping[str, Any]) -> str:
         "Official DrugProt metric (13 types, every chemical-gene pair of each abstract, NO-RELATION never scored)",
         *official_metric_lines(report, majority_row="micro, majority/abstract"),
         "  majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)",
-        *format_intervals_note(intervals, unit="abstract"),
+        *format_intervals_note(intervals),
         "",
         *per_class_lines(list(report["per_class"].items())),
     ]

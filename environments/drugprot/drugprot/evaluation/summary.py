@@ -19,7 +19,7 @@ from drugprot.evaluation.records import (
     Run,
     RunConfig,
 )
-from drugprot.evaluation.stats import DEFAULT_SEED, Bootstrap, bootstrap_metrics, count_row
+from drugprot.evaluation.stats import DEFAULT_SEED, Bootstrap, bootstrap_metrics, by_abstract, count_row
 
 
 def run_versions(rollouts: Sequence[Rollout | ExtractionRollout]) -> dict[str, str]:
@@ -102,18 +102,27 @@ def _intervals(rollouts: Sequence[Rollout], resamples: int, seed: int) -> dict[s
     """The ``intervals`` of ``summarize``: None when disabled; a reason instead of figures when impossible."""
     if resamples <= 0:
         return None
-    tasks = len(group_by_task(rollouts))
-    if tasks < 2:
-        return {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; this run has {tasks}"}
-    return bootstrap_dict(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
+    keys, counts = task_counts(rollouts)
+    pmids, summed = by_abstract([key[0] for key in keys], counts)
+    if len(pmids) < 2:
+        return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {len(pmids)}"}
+    return bootstrap_dict(bootstrap_metrics(summed, resamples=resamples, seed=seed), tasks=len(keys))
 
 
-def bootstrap_dict(result: Bootstrap) -> dict[str, Any]:
+PAIRS_TOGETHER = "all pairs and rollouts of an abstract together"
+"""How pair mode's bootstrap resamples (``bootstrap_dict``'s ``together``)."""
+
+
+def bootstrap_dict(result: Bootstrap, *, tasks: int, together: str = PAIRS_TOGETHER) -> dict[str, Any]:
+    """The JSON of a bootstrap over abstracts: its settings (``tasks``: the tasks in those abstracts; ``together``:
+    what is resampled with an abstract) and the interval of each of ``stats.METRICS``."""
     return {
         "level": result.level,
-        "method": f"{result.method} bootstrap over tasks",
-        "unit": "task: all rollouts of a task are resampled together",
-        "tasks": result.tasks,
+        "method": f"{result.method} bootstrap over abstracts",
+        "unit": f"abstract: {together}",
+        "together": together,
+        "abstracts": result.units,
+        "tasks": tasks,
         "resamples": result.resamples,
         "seed": result.seed,
         **{name: {"estimate": i.estimate, "low": i.low, "high": i.high} for name, i in result.intervals.items()},
@@ -263,8 +272,9 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     """Every number of the report for one run, as a JSON-ready dict (the ``--json`` output).
 
     ``resamples`` > 0 adds ``intervals``: 95% percentile bootstrap intervals of accuracy, micro-F1 and macro-F1
-    (rollouts pooled) over ``resamples`` resamples of the tasks, seeded by ``seed`` (``stats.bootstrap_metrics``);
-    ``{"unavailable": reason}`` when the run has fewer than 2 tasks; None when ``resamples`` is 0.
+    (rollouts pooled) over ``resamples`` resamples of the abstracts (all pairs and rollouts of an abstract
+    together), seeded by ``seed`` (``stats.bootstrap_metrics``); ``{"unavailable": reason}`` when the run has
+    fewer than 2 abstracts; None when ``resamples`` is 0.
 
     Raises:
         ReportError: the run has no rollouts.
