@@ -17,9 +17,10 @@ import pytest
 
 import drugprot
 from drugprot.core import versions
+from drugprot.core.extraction import gold_of
 from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
 from drugprot.core.schema import Document, Entity, Relation
-from drugprot.core.scoring import SCORER_VERSION, score_reply
+from drugprot.core.scoring import SCORER_VERSION, score_extraction, score_reply
 from drugprot.core.tasks import build_tasks
 from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
@@ -30,6 +31,8 @@ PROMPT_DIGESTS = {"1": "26529b14868a8520ac9c74aeb71a5d5e05a914ebc1090b349d1b3ceb
 SCORER_DIGESTS = {
     "1": "116d406a4d75cd0a84397ef1e095bb3d8cef2ac2ebe5d3c226f9441efb1b1ea3",  # parsing/scoring.py before 081396c
     "2": "8166d17610627e02ad0dbf4e845dbd48b5c96ca6930e9000090ca71085c0540d",
+    # 3: the table adds extraction replies; a swapped extraction line scores
+    "3": "b42d6a5f9609193f72196b471cfcd636237fc89050d3e350a4669231eaf624cd",
 }
 """SCORER_VERSION -> sha256 of ``scored_replies()``."""
 
@@ -94,6 +97,13 @@ CONTENTS = (
     "<think>x</think>\\boxed{" + "E" * 300 + "}",
 )
 REASONINGS = (None, "", "It binds the enzyme.")
+EXTRACTION_CONTENTS = (
+    "<think>x</think><relations>\nT1 | T2 | E\nT1 | T3 | K\n</relations>",
+    "<think>x</think><relations>\nT2 | T1 | E\nT6 | T4 | M\n</relations>",  # gene ids first
+    "<think>x</think><relations>\nT1 | T4 | E\nT2 | T3 | E\nT1 | T2 | E\nT2 | T1 | E\n</relations>",
+    "<think>x</think><relations>none</relations>",
+    "<think>x</think><relations>\nT9 | T2 | E\nT1 | T2\n</relations>",
+)
 
 
 def rendered_prompts() -> list[str]:
@@ -114,6 +124,9 @@ def scored_replies() -> list[dict[str, object]]:
             for reasoning in REASONINGS:
                 score = score_reply(content, reasoning, gold, with_no_relation=with_nr)
                 out.append({"accuracy": score.accuracy, "format": score.format, **score.as_info()})
+    for content in EXTRACTION_CONTENTS:
+        extracted = score_extraction(content, None, gold_of(DOCUMENT))
+        out.append({"accuracy": extracted.accuracy, "format": extracted.format, **extracted.as_info()})
     return out
 
 
@@ -152,7 +165,7 @@ def test_the_pins_see_a_one_character_change() -> None:
         ("99999999:T4:T3", ("NO-RELATION",)),
         ("99999999:T4:T5", ("NO-RELATION",)),
     ]
-    assert (len(prompts), len(scores)) == (22, 144)
+    assert (len(prompts), len(scores)) == (22, 149)  # 144 pair replies, 5 extraction replies
 
 
 def test_the_package_version_is_the_pyproject_one() -> None:

@@ -26,12 +26,14 @@ from drugprot.core.labels import RELATION_NAMES, by_letter
 from drugprot.core.metrics import prf
 from drugprot.core.parsing import ParsedReply, parse_reply
 
-SCORER_VERSION = "2"
+SCORER_VERSION = "3"
 """Version of the reply rules and the reward (``drugprot.core.parsing`` and this module), recorded in every rollout
 (``drugprot.core.versions``) and printed by ``drugprot report``. Bump it (a new integer) whenever a change makes
 some reply parse or score differently: a reward, letter, label or reason. Version 2: an answer counts only
 after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which replaced version 1's
-``unterminated_think`` and ``no_reasoning``). ``tests/core/test_versions.py`` pins a digest of the scores of a table
+``unterminated_think`` and ``no_reasoning``). Version 3: an extraction line with its arguments swapped (gene id
+first) is the same relation, read chemical-first, as the official scorer reads it (it was ``wrong_entity_type``).
+``tests/core/test_versions.py`` pins a digest of the scores of a table
 of replies per version and fails until the bump is made."""
 
 _RELATION_TYPES: Final = frozenset(RELATION_NAMES)
