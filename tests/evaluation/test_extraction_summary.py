@@ -82,8 +82,8 @@ def test_hand_run_figures(tmp_path: Path) -> None:
     assert got["format_reasons"] == {"unknown_id": 1, "no_relations_block": 1, "reasoning_incomplete": 1}
     assert got["setting"]["mode"] == "extraction" and got["setting"]["comparable_with_official"] is True
     assert got["setting"]["note"].endswith(
-        "The whole train split: comparable with the official metric (the published anchors are on the hidden test "
-        "set; the validation split is the official development set)."
+        "Every abstract of the whole train split: comparable with the official metric (the published anchors are on "
+        "the hidden test set)."
     )
     assert (got["rescored"], got["errored"]["rollouts"], got["intervals"]) == (0, 0, None)
     assert got["tokens"]["total_input"] == 5400 and got["lines"]["records"] == 6

@@ -35,7 +35,10 @@ def test_text_report_names_every_section(tmp_path: Path, capsys: pytest.CaptureF
         "NO-RELATION (not scored)",
         "Confusion matrix",
         "Invalid replies: 1 of 7 (14.3%): no_boxed_answer 1",
-        "negatives=all over the whole validation split: comparable",
+        "Comparability with BioCreative VII unknown: whether every gold relation of these abstracts is a candidate "
+        "(not recorded)",
+        "  ceiling: unknown (the run's tasks do not record their abstract's gold relations: a run made before "
+        "drugprot recorded them); 7 in this run's tasks",
     ):
         assert expected in out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,14 @@ from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.compare import compare_runs
 from drugprot.evaluation.records import INVALID, GoldPair, Rollout, RunConfig, ScoredAnswer
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import errored_summary, majority_label, setting_of, summarize, task_counts
+from drugprot.evaluation.summary import (
+    CANDIDATE_RULE,
+    errored_summary,
+    majority_label,
+    setting_of,
+    summarize,
+    task_counts,
+)
 from tests.evaluation.traces import (
     PMID,
     close,
@@ -66,7 +74,9 @@ def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_pat
     assert close(got["invalid_rate"], Fraction(1, 7))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1}
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"]) == (7, 7, 0)
-    assert got["setting"]["mode"] == "negatives" and got["setting"]["comparable_with_official"] is True
+    # Its traces record no ceiling (as runs made before drugprot recorded one): comparability is unknown.
+    assert got["setting"]["mode"] == "negatives" and got["setting"]["comparable_with_official"] is None
+    assert got["ceiling"] == {"rule": CANDIDATE_RULE, "abstracts": 1, "in_tasks": 7, "known": False}
 
 
 def test_multilabel_confusion_matrix(tmp_path: Path) -> None:
@@ -149,36 +159,45 @@ def test_task_counts_resample_whole_tasks_and_sum_to_the_pooled_counts(tmp_path:
     assert got["micro_counts"] == {"tp": 5, "fp": 3, "fn": 7}
 
 
-NEGATIVE = Rollout.of(GoldPair(PMID, "T1", "T2", ("NO-RELATION",), True), ScoredAnswer("NO-RELATION"))
-
+NEGATIVE = Rollout.of(GoldPair(PMID, "T1", "T2", ("NO-RELATION",), True), ScoredAnswer("NO-RELATION"), ceiling=(3, 3))
+NEEDS = (
+    " (comparable needs a whole official split, every task (no limit) and, in pair mode, negatives=all with every "
+    "gold relation a candidate)."
+)
 
 SETTINGS = [
-        (RunConfig(negatives="all", limit="", split="validation"), True,
-         "negatives=all over the whole validation split: comparable with the official metric (the published anchors "
-         "are on the hidden test set; the validation split is the official development set)."),
-        (RunConfig(negatives="all", limit="", data_label="lab set"), True,
-         "negatives=all over every task of lab set (a whole split only if that data is one): comparable with the "
-         "official metric (the published anchors are on the hidden test set; the validation split is the official "
-         "development set)."),
-        (RunConfig(negatives="all", limit="-n 5"), False,
-         "tasks limited (-n 5): NOT comparable with BioCreative VII; only negatives=all on a whole split is."),
-        (RunConfig(negatives="2", limit=""), False,
-         "negatives=2: NOT comparable with BioCreative VII; only negatives=all on a whole split is."),
-        (RunConfig(negatives="all"), None,
-         "comparability unknown (the saved config does not say whether the tasks were limited): it needs "
-         "negatives=all on a whole split."),
-        (RunConfig(), None,
-         "comparability unknown (the saved config does not say whether the tasks were limited): it needs "
-         "negatives=all on a whole split."),
+        (RunConfig(negatives="all", limit="", split="validation"), NEGATIVE, True,
+         "Every candidate pair of the whole validation split (the official development set): comparable with the "
+         "official metric (the published anchors are on the hidden test set)."),
+        (RunConfig(negatives="all", limit="", data_label="lab set"), NEGATIVE, None,
+         "Comparability with BioCreative VII unknown: whether lab set is a whole official split (1 abstracts with "
+         "tasks)" + NEEDS),
+        (RunConfig(negatives="all", limit="-n 5", split="train"), NEGATIVE, False,
+         "NOT comparable with BioCreative VII: tasks limited (-n 5)" + NEEDS),
+        (RunConfig(negatives="2", limit="", split="validation"), NEGATIVE, False,
+         "NOT comparable with BioCreative VII: negatives=2 (not every candidate pair was asked)" + NEEDS),
+        (RunConfig(negatives="all", limit="", split="validation"), dataclasses.replace(NEGATIVE, ceiling=(3, 1)),
+         False, "NOT comparable with BioCreative VII: 2 gold relations of these abstracts are not candidates (the "
+         "official script counts them as false negatives, this report leaves them out)" + NEEDS),
+        (RunConfig(negatives="all", limit="", split="validation"), dataclasses.replace(NEGATIVE, ceiling=None), None,
+         "Comparability with BioCreative VII unknown: whether every gold relation of these abstracts is a candidate "
+         "(not recorded)" + NEEDS),
+        (RunConfig(negatives="all"), NEGATIVE, None,
+         "Comparability with BioCreative VII unknown: whether the tasks were limited (no saved config); the split "
+         "(not recorded)" + NEEDS),
+        (RunConfig(), NEGATIVE, None,
+         "Comparability with BioCreative VII unknown: the negatives setting (no saved config); whether the tasks were "
+         "limited (no saved config); the split (not recorded)" + NEEDS),
 ]  # fmt: skip
-"""(the run's saved setting, comparable_with_official, the note's verdict) for a run with NO-RELATION tasks."""
+"""(the run's saved setting, its one rollout, comparable_with_official, the note's verdict) for a run with
+NO-RELATION tasks."""
 
 
-@pytest.mark.parametrize(("config", "comparable", "verdict"), SETTINGS)
+@pytest.mark.parametrize(("config", "rollout", "comparable", "verdict"), SETTINGS)
 def test_the_setting_says_when_the_micro_f1_is_comparable(
-    config: RunConfig, comparable: bool | None, verdict: str
+    config: RunConfig, rollout: Rollout, comparable: bool | None, verdict: str
 ) -> None:
-    setting = setting_of([NEGATIVE], config)
+    setting = setting_of([rollout], config)
     assert (setting["mode"], setting["negatives"], setting["comparable_with_official"]) == (
         "negatives",
         config.negatives,

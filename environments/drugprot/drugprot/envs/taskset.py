@@ -65,6 +65,9 @@ class DrugprotData(vf.TaskData):
     """Extraction mode only: the abstract's gold, ``ExtractionGold.as_record()`` (chemical ids, gene ids,
     gold triples); None in pair mode. One data class for both modes: verifiers rebuilds every task of a
     taskset from its one data type."""
+    ceiling: list[int] | None = None
+    """``[gold relations of the abstract, how many are on candidate pairs]`` (``Ceiling.as_record()``), for the
+    report's ceiling line."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
@@ -218,6 +221,7 @@ def task_data(question: Question, versions: dict[str, Any] | None = None) -> Dru
         "system_prompt": question.system_prompt,
         "pmid": question.pmid,
         "versions": versions,
+        "ceiling": question.ceiling.as_record() if question.ceiling is not None else None,
     }
     if question.gold is not None:
         return DrugprotData(**common, extraction=question.gold.as_record())

@@ -34,6 +34,7 @@ from drugprot.evaluation.stats import DEFAULT_SEED, bootstrap_metrics, by_abstra
 from drugprot.evaluation.summary import (
     bootstrap_dict,
     bounded_mean,
+    ceiling_summary,
     class_dict,
     errored_summary,
     lines_summary,
@@ -130,35 +131,20 @@ def _intervals(rollouts: Sequence[ExtractionRollout], resamples: int, seed: int)
     return abstracts_bootstrap(bootstrap_metrics(by_abstract(pmids, counts)[1], resamples=resamples, seed=seed))
 
 
-def extraction_setting(config: RunConfig) -> dict[str, Any]:
-    """What the micro-F1 of an extraction run means, and whether it is comparable with BioCreative VII: only
-    every abstract of a split is (None when the run's config was not found)."""
-    if config.limit is None:
-        comparable = None
-        verdict = (
-            "comparability unknown (the saved config does not say whether the abstracts were limited): it needs "
-            "every abstract of a split."
-        )
-    elif not config.limit:
-        comparable = True
-        named = config.data_label or config.data_path
-        data = f"every abstract of {named} (a whole split only if that data is one)" if named else (
-            f"the whole {config.split or '?'} split"
-        )  # fmt: skip
-        verdict = (
-            f"{data}: comparable with the official metric (the published anchors are on the hidden test set; "
-            "the validation split is the official development set)."
-        )
-    else:
-        comparable = False
-        verdict = f"abstracts limited ({config.limit}): NOT comparable with BioCreative VII; only a whole split is."
+def extraction_setting(config: RunConfig, abstracts: int = 0, ceiling: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the micro-F1 of an extraction run means, and whether it is comparable with BioCreative VII
+    (``comparability.verdict``: only every abstract of an official split is; None when the run does not record
+    enough to tell)."""
+    from drugprot.evaluation.comparability import verdict
+
+    comparable, why = verdict(config, mode="extraction", abstracts=abstracts, ceiling=ceiling or {})
     return {
         "mode": EXTRACTION,
         "negatives": None,
         "comparable_with_official": comparable,
         "note": "extraction: one task per abstract, the model lists every relation; every chemical-gene pair of "
         "the abstract is scored (a listed triple not in the gold is a false positive, an unlisted gold triple a "
-        "false negative; no relation is the absence of a line). " + verdict[0].upper() + verdict[1:],
+        "false negative; no relation is the absence of a line). " + why[0].upper() + why[1:],
     }
 
 
@@ -215,7 +201,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
             "limit": run.config.limit,
             "versions": run_versions(rollouts),
         },
-        "setting": extraction_setting(run.config),
+        "setting": extraction_setting(run.config, len(groups)),
         "n_tasks": len(groups),
         "n_rollouts": n,
         "rollouts_per_task": {"min": min(ks), "max": max(ks)},
@@ -227,6 +213,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
         "intervals": _intervals(rollouts, resamples, seed),
+        "ceiling": ceiling_summary(rollouts, None),
         "per_class": class_dict(pooled),
         "quality": quality(rollouts),
         "invalid_rate": sum(not r.answered for r in rollouts) / n,

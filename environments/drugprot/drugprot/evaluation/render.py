@@ -16,6 +16,11 @@ def pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def comparable_text(comparable: bool | None) -> str:
+    """The comparison table's "comparable w/ official" cell: true, false, or unknown (not recorded)."""
+    return "unknown" if comparable is None else str(comparable).lower()
+
+
 def counts_text(counter: Mapping[str, int]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counter.items()) or "none"
 
@@ -82,6 +87,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         "  versions: " + " | ".join(f"{name} {value}" for name, value in _run_versions(report).items()),
         f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
         f"  setting: {report['setting']['note']}",
+        ceiling_line(report),
     ]
     lines += skipped_lines(report["lines"])
     errored = report["errored"]
@@ -96,6 +102,30 @@ def _header(report: Mapping[str, Any]) -> list[str]:
             "(no usable info['drugprot'] record: older run or scoring error)"
         )
     return lines
+
+
+def ceiling_line(report: Mapping[str, Any]) -> str:
+    """The report's ceiling line: the evaluated abstracts' gold relations, how many are candidates, how many can
+    never be predicted (``summary.ceiling_summary``)."""
+    c = report.get("ceiling")
+    if c is None:
+        return "  ceiling: not recorded in this report"
+    tasks = "" if c["in_tasks"] is None else f"; {c['in_tasks']} in this run's tasks"
+    if not c["known"]:
+        return (
+            f"  ceiling: unknown (the run's tasks do not record their abstract's gold relations: a run made before "
+            f"drugprot recorded them){tasks}"
+        )
+    bound = f" (max recall {pct(c['max_recall'])}, max F1 {pct(c['max_f1'])})" if c["max_recall"] is not None else ""
+    outside = (
+        "outside them (across sentences: the prompt says relations hold within one)"
+        if report["setting"]["mode"] == "extraction"
+        else "never predictable (no task asks them)"
+    )
+    return (
+        f"  ceiling (candidates: {c['rule']}): {c['gold_relations']} gold relations in the {c['abstracts']} "
+        f"abstracts, {c['candidates']} on candidates, {c['never_predicted']} {outside}{bound}{tasks}"
+    )
 
 
 def _run_versions(report: Mapping[str, Any]) -> dict[str, str]:
@@ -351,7 +381,7 @@ def format_comparison(
             "mean output tokens",
             [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None else "-" for r in reports],
         ),
-        ("comparable w/ official", [str(r["setting"]["comparable_with_official"]).lower() for r in reports]),
+        ("comparable w/ official", [comparable_text(r["setting"]["comparable_with_official"]) for r in reports]),
     ]
     for name in RELATION_NAMES:
         rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))

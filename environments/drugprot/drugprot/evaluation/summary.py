@@ -129,6 +129,33 @@ def bootstrap_dict(result: Bootstrap, *, tasks: int, together: str = PAIRS_TOGET
     }
 
 
+CANDIDATE_RULE = "same-sentence chemical-gene mention pairs, gold or not"
+"""The candidate rule (``drugprot.core.candidates``), as the report names it."""
+
+
+def ceiling_summary(rollouts: Sequence[Rollout | ExtractionRollout], in_tasks: int | None) -> dict[str, Any]:
+    """The ``ceiling`` of a report: the evaluated abstracts' gold relations, how many are on candidate pairs and
+    how many can never be predicted (with the recall and F1 a perfect run would reach), and ``in_tasks``: the gold
+    relations of the run's own tasks (pair mode; fewer than the candidates when the tasks were limited).
+    ``known`` is False when some rollout's task did not record its abstract's ceiling (an older run)."""
+    per_abstract: dict[str, tuple[int, int] | None] = {}
+    for rollout in rollouts:
+        per_abstract.setdefault(rollout.pmid, rollout.ceiling)
+    out: dict[str, Any] = {"rule": CANDIDATE_RULE, "abstracts": len(per_abstract), "in_tasks": in_tasks}
+    if any(value is None for value in per_abstract.values()):
+        return out | {"known": False}
+    gold = sum(value[0] for value in per_abstract.values() if value is not None)
+    candidates = sum(value[1] for value in per_abstract.values() if value is not None)
+    return out | {
+        "known": True,
+        "gold_relations": gold,
+        "candidates": candidates,
+        "never_predicted": gold - candidates,
+        "max_recall": candidates / gold if gold else None,
+        "max_f1": 2 * candidates / (candidates + gold) if gold else None,
+    }
+
+
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -180,12 +207,13 @@ def _no_relation_scores(rollouts: Sequence[Rollout]) -> dict[str, float | int] |
     }
 
 
-def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]:
-    """What the micro-F1 means for this run: mode, negatives, and whether it is comparable with BioCreative VII.
+def setting_of(rollouts: Sequence[Rollout], config: RunConfig, ceiling: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the micro-F1 means for this run: mode, negatives, and whether it is comparable with BioCreative VII
+    (``comparability.verdict``: True only for ``negatives=all`` over a whole official split with every gold
+    relation a candidate; None when the run does not record enough to tell). ``ceiling``: the run's
+    ``ceiling_summary`` (computed from ``rollouts`` when not given)."""
+    from drugprot.evaluation.comparability import verdict
 
-    ``comparable_with_official`` is True only for ``negatives=all`` over a whole split (no task limit);
-    None when the run's config was not found.
-    """
     with_nr = any(r.with_no_relation for r in rollouts)
     if not with_nr:
         return {
@@ -196,35 +224,14 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]
             "through invalid answers (FN, no FP) and wrong types (FP and FN); on a multi-label pair "
             "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
         }
-    negatives = config.negatives
-    if negatives is None or (negatives == "all" and config.limit is None):
-        comparable = None
-        verdict = (
-            "comparability unknown (the saved config does not say whether the tasks were limited): it "
-            "needs negatives=all on a whole split."
-        )
-    elif negatives == "all" and not config.limit:
-        comparable = True
-        named = config.data_label or config.data_path
-        data = (
-            f"every task of {named} (a whole split only if that data is one)"
-            if named
-            else f"the whole {config.split or '?'} split"
-        )
-        verdict = (
-            f"negatives=all over {data}: comparable with the official metric (the published anchors are on "
-            "the hidden test set; the validation split is the official development set)."
-        )
-    else:
-        comparable = False
-        why = f"negatives={negatives}" if negatives != "all" else f"tasks limited ({config.limit})"
-        verdict = f"{why}: NOT comparable with BioCreative VII; only negatives=all on a whole split is."
+    ceiling = ceiling if ceiling is not None else ceiling_summary(rollouts, None)
+    comparable, why = verdict(config, mode="pair", abstracts=len({r.pmid for r in rollouts}), ceiling=ceiling)
     return {
         "mode": "negatives",
-        "negatives": negatives,
+        "negatives": config.negatives,
         "comparable_with_official": comparable,
         "note": "with NO-RELATION candidates: a type answered on a no-relation pair is a false positive; an N or "
-        "invalid answer on a gold pair is a false negative; N itself is never scored. " + verdict,
+        "invalid answer on a gold pair is a false negative; N itself is never scored. " + why[0].upper() + why[1:],
     }
 
 
@@ -293,6 +300,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
     errored = errored_summary(rollouts)
+    ceiling = ceiling_summary(rollouts, sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values()))
     return {
         "failed": errored["failed"],
         "errored": errored,
@@ -307,7 +315,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
             "limit": run.config.limit,
             "versions": run_versions(rollouts),
         },
-        "setting": setting_of(rollouts, run.config),
+        "setting": setting_of(rollouts, run.config, ceiling),
         "n_tasks": len(groups),
         "n_rollouts": n,
         "rollouts_per_task": {"min": min(ks), "max": max(ks)},
@@ -318,6 +326,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
         "intervals": _intervals(rollouts, resamples, seed),
+        "ceiling": ceiling_summary(rollouts, sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values())),
         "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
