@@ -3,12 +3,12 @@
 The unit of resampling is the abstract: all tasks of an abstract (its chemical-gene pairs in pair mode) and all
 their rollouts are resampled together, because they share its text, its mentions and the model's reading of it
 and are not independent. Resampling pairs as if independent gives intervals about half as wide as they should be
-on the real 350-abstract sample (micro-F1 0.032 instead of 0.066). A task's contribution to accuracy and to the
-official metric is a row of counts (``count_row``): rollouts, right rollouts, and per relation type the
-official TP/FP/FN of its rollouts (each rollout one prediction for its pair, as ``report.pooled_scores``
-scores them). Every count of the official metric is a sum over tasks, because a task's cells (its pair x a
-type) belong to no other task, and an abstract's row is the sum of its tasks' rows (``by_abstract``). So the metric
-of a resample is computed *exactly* from the sum of its rows,
+on the real 350-abstract sample (lexical baseline, negatives=all: micro-F1 width 0.032 instead of 0.063). A task's
+contribution to accuracy and to the official metric is a row of counts (``count_row``): rollouts, right rollouts,
+and per relation type the official TP/FP/FN of its rollouts (each rollout one prediction for its pair, as
+``report.pooled_scores`` scores them). Every count of the official metric is a sum over tasks, because a task's
+cells (its pair x a type) belong to no other task, and an abstract's row is the sum of its tasks' rows
+(``by_abstract``). So the metric of a resample is computed *exactly* from the sum of its rows,
 an abstract drawn twice counting as two copies of its pairs, which is what a bootstrap resample means (scoring the
 resample's relation rows with ``score_relations`` would merge the copies as duplicate rows). micro-F1 and
 macro-F1 are therefore recomputed on each resample, never averaged over tasks.
