@@ -267,3 +267,16 @@ def test_pair_intervals_equal_an_independent_cluster_bootstrap_over_abstracts() 
     n = len(rollouts)
     pair_level = [float(np.mean([rollouts[i].correct for i in rng.integers(0, n, n)])) for _ in range(4000)]
     assert np.percentile(pair_level, 97.5) - np.percentile(pair_level, 2.5) < 0.75 * ours[1][0]
+
+
+def test_the_intervals_do_not_depend_on_the_order_of_the_run_lines(tmp_path: Path) -> None:
+    # The same 7 rollouts of 3 abstracts written in two orders: abstracts are resampled in sorted PMID order, so
+    # the intervals (and the paired comparison's) are the same.
+    run_dir = multilabel_run(tmp_path / "a", pmids=("1003", "1001", "1002"))
+    lines = (run_dir / "traces.jsonl").read_text(encoding="utf-8").splitlines()
+    reversed_dir = write_run(tmp_path / "b", lines[::-1], negatives="all")
+    first, second = load_run(run_dir), load_run(reversed_dir)
+    assert [r.key for r in first.rollouts] == [r.key for r in second.rollouts][::-1]
+    got = summarize(first, resamples=300, seed=4)["intervals"]
+    assert got == summarize(second, resamples=300, seed=4)["intervals"] and got["abstracts"] == 3
+    assert compare_runs(first, second, resamples=300, seed=4) == compare_runs(second, first, resamples=300, seed=4)
