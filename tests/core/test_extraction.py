@@ -152,8 +152,12 @@ TABLE: list[tuple[str, str | None, str | None, float, float, tuple[int, int, int
     ("90000001", reply(*ALL4, "T1 | T2 | E. INHIBITOR"), None, 1.0, 0.0, (4, 0, 0), (0, 0, 0, 1), None,
      "duplicate_relation"),
     ("90000001", reply(*ALL4, "T9 | T2 | E"), None, 1.0, 0.0, (4, 0, 0), (0, 1, 0, 0), None, "unknown_id"),
-    ("90000001", reply(*ALL4, "T2 | T1 | E", "T1 | T3 | E"), None, 1.0, 0.0, (4, 0, 0), (0, 0, 2, 0), None,
+    # two chemicals (T1, T3) are a wrong entity type; a gene id first is the same relation, here a duplicate
+    ("90000001", reply(*ALL4, "T2 | T1 | E", "T1 | T3 | E"), None, 1.0, 0.0, (4, 0, 0), (0, 0, 1, 1), None,
      "wrong_entity_type"),
+    # arguments swapped (gene id first): read chemical-first, scored like the official scorer scores them
+    ("90000001", reply("T2 | T1 | E", "T4 | T3 | K"), None, 2 / 3, 1.0, (2, 0, 2), (0, 0, 0, 0), None, None),
+    ("90000001", reply("T2 | T4 | E"), None, 0.0, 0.0, (0, 0, 4), (0, 0, 1, 0), None, "wrong_entity_type"),
     ("90000001", reply(*ALL4, "T1, T2, E", "T1 | T2 | E or K", "T3 | T4 | N", "T3 | T4 | E. SUBSTRATE",
                        "T3 | T4", "T3 | T4 | E | K", "none"), None, 1.0, 0.0, (4, 0, 0), (7, 0, 0, 0), None,
      "malformed_line"),
@@ -202,7 +206,7 @@ def test_info_record(docs: dict[str, Document]) -> None:
         "mode": "extraction",
         "relations": [["T1", "T2", "INHIBITOR"], ["T6", "T7", "SUBSTRATE"]],
         "tp": 1, "fp": 1, "fn": 3,
-        "malformed": 1, "unknown_id": 0, "wrong_entity_type": 1, "duplicate": 1,
+        "malformed": 1, "unknown_id": 0, "wrong_entity_type": 0, "duplicate": 2,
         "invalid_reason": None, "format_reason": "malformed_line",
     }  # fmt: skip
     assert (score.accuracy, Reward("accuracy").value(score)) == (
@@ -310,10 +314,32 @@ def gold_answer(doc: Document) -> list[tuple[str, str, str]]:
     return sorted(gold_of(doc).relations)
 
 
+def swapped(triples: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Every other line with its arguments swapped (gene id first), as the official scorer accepts them."""
+    return [(g, c, t) if i % 2 == 0 else (c, g, t) for i, (c, g, t) in enumerate(triples)]
+
+
 STRATEGIES = [
     every_pair_every_type, every_sentence_pair_inhibitor, every_pair_inhibitor, plausible, gold_answer,
-    lambda d: [], lambda d: noisy(d, 0), lambda d: noisy(d, 1),
+    lambda d: [], lambda d: noisy(d, 0), lambda d: noisy(d, 1), lambda d: swapped(gold_answer(d)),
+    lambda d: swapped(noisy(d, 2)),
 ]  # fmt: skip
+
+
+def test_a_swapped_line_is_the_relation_the_official_matching_finds(docs: dict[str, Document]) -> None:
+    # T2 is a gene and T1 a chemical of 90000001 (gold T1-T2 INHIBITOR and SUBSTRATE): the official matching
+    # (``score_relations`` with the documents' pairs, which mirrors prepro_relations) counts the gene-first row
+    # as a TP; the reward counts the line the same way and records it chemical-first, which is what the report
+    # scores and ``--export-tsv`` writes.
+    doc = docs["90000001"]
+    gold_rows = [(doc.pmid, r.arg1, r.arg2, r.type) for r in doc.relations]
+    official = score_relations(gold_rows, [(doc.pmid, "T2", "T1", "INHIBITOR")], pairs=official_pairs([doc]))
+    assert (official.tp, official.fp, official.fn) == (1, 0, 3)
+    score = score_extraction(reply("T2 | T1 | INHIBITOR"), None, gold_of(doc))
+    assert (score.tp, score.fp, score.fn, score.accuracy) == (1, 0, 3, official.f1)
+    assert (score.relations, score.wrong_type, score.format_reason) == ((("T1", "T2", "INHIBITOR"),), 0, None)
+    exported = score_relations(gold_rows, [(doc.pmid, *score.relations[0])], pairs=official_pairs([doc]))
+    assert exported == official
 
 
 def test_per_document_f1_is_the_official_metric_on_the_fixture(docs: dict[str, Document]) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+from drugprot.core.candidates import Ceiling, ceiling_of
 from drugprot.core.schema import Document, Entity, Relation
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks, positive_pairs
@@ -45,8 +47,29 @@ def test_one_task_per_gold_pair_then_the_negatives_of_its_abstract() -> None:
         ("7:T3:T5", ("NO-RELATION",)),  # the one same-sentence pair without a gold relation
     ]
     task = build_tasks([DOC])[1]
-    assert task == PairTask(DOC, DOC.entities[2], DOC.entities[3], ("INHIBITOR",))
+    # 3 distinct gold relations (the repeated SUBSTRATE row counts once), all on same-sentence pairs.
+    assert task == PairTask(DOC, DOC.entities[2], DOC.entities[3], ("INHIBITOR",), Ceiling(3, 3))
     assert (task.pmid, task.chemical.text, task.gene.text) == ("7", "Drug Y", "CYP3A4")
+
+
+# T1 (sentence 1) and T5 (sentence 2) are related across sentences; T3-T5 is a same-sentence gold pair.
+CROSS = dataclasses.replace(DOC, relations=(Relation("AGONIST", "T1", "T5"), Relation("ANTAGONIST", "T3", "T5")))
+
+
+def test_one_candidate_rule_a_gold_pair_across_sentences_is_no_task_in_any_setting() -> None:
+    # Only same-sentence pairs are candidates, gold or not: were T1-T5 asked while NO-RELATION comes only from
+    # same-sentence pairs, "two sentences" would mean "related". It stays in the abstract's gold, in the ceiling.
+    for negatives in (0, 1, 3, "all"):
+        tasks = build_tasks([CROSS], negatives=negatives)
+        assert "7:T1:T5" not in [t.key for t in tasks], negatives
+        assert {t.ceiling for t in tasks} == {Ceiling(2, 1)}
+    assert [(t.key, t.labels) for t in build_tasks([CROSS], negatives="all")] == [
+        ("7:T3:T5", ("ANTAGONIST",)),
+        ("7:T1:T2", ("NO-RELATION",)),
+        ("7:T3:T4", ("NO-RELATION",)),
+    ]
+    assert ceiling_of(CROSS) == Ceiling(2, 1) and ceiling_of(DOC) == Ceiling(3, 3)
+    assert ceiling_of(dataclasses.replace(DOC, relations=())) == Ceiling(0, 0)
 
 
 def test_fixture_tasks(fixture_jsonl: Path) -> None:

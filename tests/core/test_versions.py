@@ -18,11 +18,12 @@ import pytest
 import drugprot
 from drugprot.core import versions
 from drugprot.core.options import TaskOptions
+from drugprot.core.extraction import gold_of
 from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
 from drugprot.core.rewards import Reward
 from drugprot.core.schema import Document, Entity, Relation
-from drugprot.core.scoring import SCORER_VERSION, score_reply
-from drugprot.core.tasks import build_tasks
+from drugprot.core.scoring import SCORER_VERSION, score_extraction, score_reply
+from drugprot.core.tasks import PairTask, build_tasks
 from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "environments" / "drugprot" / "pyproject.toml"
@@ -98,13 +99,28 @@ CONTENTS = (
     "<think>x</think>\\boxed{" + "E" * 300 + "}",
 )
 REASONINGS = (None, "", "It binds the enzyme.")
+EXTRACTION_CONTENTS = (
+    "<think>x</think><relations>\nT1 | T2 | E\nT1 | T3 | K\n</relations>",
+    "<think>x</think><relations>\nT2 | T1 | E\nT6 | T4 | M\n</relations>",  # gene ids first
+    "<think>x</think><relations>\nT1 | T4 | E\nT2 | T3 | E\nT1 | T2 | E\nT2 | T1 | E\n</relations>",
+    "<think>x</think><relations>none</relations>",
+    "<think>x</think><relations>\nT9 | T2 | E\nT1 | T2\n</relations>",
+)
+
+
+PINNED_PAIRS = (("T1", "T2", ("INHIBITOR",)), ("T1", "T3", ("INHIBITOR", "SUBSTRATE")), ("T4", "T6", ("PART-OF",)),
+                ("T4", "T3", ("NO-RELATION",)), ("T4", "T5", ("NO-RELATION",)))  # fmt: skip
+"""The pairs whose user prompts are pinned: the abstract's 3 gold pairs (T1-T3 across the title and the abstract,
+no task since the one candidate rule, but its prompt is pinned as it was) and its 2 negative candidates."""
 
 
 def rendered_prompts() -> list[str]:
-    """Every prompt the model can see for the pinned abstract: both system prompts, and each pair's user prompt
-    with and without marked mentions and NO-RELATION (negatives included)."""
+    """Every prompt the model can see for the pinned abstract: both system prompts, and each pinned pair's user
+    prompt with and without marked mentions and NO-RELATION."""
     prompts = [system_prompt(False), system_prompt(True)]
-    for task in build_tasks([DOCUMENT], negatives="all"):
+    entities = {entity.id: entity for entity in DOCUMENT.entities}
+    for arg1, arg2, labels in PINNED_PAIRS:
+        task = PairTask(DOCUMENT, entities[arg1], entities[arg2], labels)
         for mark in (True, False):
             prompts += [user_prompt(task, mark_entities=mark, with_no_relation=nr) for nr in (False, True)]
     return prompts
@@ -119,6 +135,9 @@ def scored_replies() -> list[dict[str, object]]:
                 score = score_reply(content, reasoning, gold, with_no_relation=with_nr)
                 terms = Reward().terms(score)  # accuracy, utility (default costs) and format
                 out.append({**terms, "tp": score.tp, "fp": score.fp, "fn": score.fn, **score.as_info()})
+    for content in EXTRACTION_CONTENTS:
+        extracted = score_extraction(content, None, gold_of(DOCUMENT))
+        out.append({**Reward().terms(extracted), **extracted.as_info()})
     return out
 
 
@@ -148,16 +167,16 @@ def test_the_pins_see_a_one_character_change() -> None:
     assert digest([prompts[0] + " ", *prompts[1:]]) != digest(prompts)
     scores = scored_replies()
     assert digest([{**scores[0], "format": 1.0 - scores[0]["format"]}, *scores[1:]]) != digest(scores)
-    # What the pins cover: 2 system prompts + 4 renderings of each of DOCUMENT's 5 pairs (3 gold, 2 candidates),
-    # and 24 replies x 3 reasoning fields x 2 option sets.
+    # What the pins cover: 2 system prompts + 4 renderings of each of DOCUMENT's 5 pinned pairs (3 gold, 2
+    # candidates), and 24 replies x 3 reasoning fields x 2 option sets. The tasks are those pairs but T1-T3, a
+    # gold pair across sentences (the title and the abstract), which is no candidate.
     assert [(t.key, t.labels) for t in build_tasks([DOCUMENT], negatives="all")] == [
         ("99999999:T1:T2", ("INHIBITOR",)),
-        ("99999999:T1:T3", ("INHIBITOR", "SUBSTRATE")),
         ("99999999:T4:T6", ("PART-OF",)),
         ("99999999:T4:T3", ("NO-RELATION",)),
         ("99999999:T4:T5", ("NO-RELATION",)),
     ]
-    assert (len(prompts), len(scores)) == (22, 144)
+    assert (len(prompts), len(scores)) == (22, 149)  # 144 pair replies, 5 extraction replies
 
 
 def test_the_package_version_is_the_pyproject_one() -> None:

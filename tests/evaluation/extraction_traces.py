@@ -68,6 +68,7 @@ def extraction_trace(
         "with_no_relation": False,
         "versions": None,
         "extraction": gold.as_record(),
+        "ceiling": [len(gold.relations), len(gold.relations)],  # every gold relation a candidate
     }
     score = score_extraction(reply, None, gold)
     nodes = [
@@ -129,7 +130,13 @@ def legacy_row(pmid: str, gold: ExtractionGold, reply: str) -> dict[str, Any]:
         "completion": [{"role": "assistant", "content": reply}],
         "answer": "...",
         "task": "default",
-        "info": {"key": pmid, "pmid": pmid, "extraction": gold.as_record(), "drugprot": score.as_info()},
+        "info": {
+            "key": pmid,
+            "pmid": pmid,
+            "extraction": gold.as_record(),
+            "ceiling": [len(gold.relations), len(gold.relations)],
+            "drugprot": score.as_info(),
+        },
         "reward": Reward("accuracy").value(score),  # a run of the seed recipe's reward (accuracy + 0.1 x format)
         "accuracy": score.accuracy,
         "format": score.format,

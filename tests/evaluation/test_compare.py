@@ -25,20 +25,29 @@ from tests.evaluation.traces import (
 
 
 def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    first, second = rollouts_run(tmp_path), second_run(tmp_path)
+    # Tasks a and b of abstract 1001, c of 1002.
+    first, second = rollouts_run(tmp_path, c_pmid="1002"), second_run(tmp_path, c_pmid="1002")
     assert cli_main(["report", "--json", "--bootstrap", "400", str(first), str(second)]) == 0
     payload = json.loads(capsys.readouterr().out)
     [comparison] = payload["comparisons"]
-    assert (comparison["paired"], comparison["tasks"]) == (True, 3)
+    assert (comparison["paired"], comparison["tasks"], comparison["abstracts"]) == (True, 3, 2)
     # Majority answers: first run a E (right), b E (wrong: tie E/K goes to E), c A (right);
-    # second run a E (right), b K (right), c D (wrong). So b flipped to right, c to wrong.
-    assert comparison["flips"] == {"first_only": 1, "second_only": 1, "both": 1, "neither": 0, "mcnemar_p": 1.0}
+    # second run a E (right), b K (right), c D (wrong). So b flipped to right, c to wrong: abstract 1001
+    # differs by +1, 1002 by -1, and the signed total 0 is the least extreme: p = 1.
+    assert comparison["flips"] == {
+        "first_only": 1,
+        "second_only": 1,
+        "both": 1,
+        "neither": 0,
+        "p": 1.0,
+        "test": "exact sign-flip (permutation) test with abstracts as units",
+    }
     delta = comparison["intervals"]
     # accuracy 5/9 -> 6/9 (a 2, b 3, c 1 of 3); micro-F1 (pooled): first TP 5, FP 3, FN 7 -> 10/20; second
     # TP 6, FP 3, FN 6 -> 12/21.
     assert close(delta["accuracy"]["estimate"], Fraction(6, 9) - Fraction(5, 9))
     assert close(delta["micro_f1"]["estimate"], Fraction(12, 21) - Fraction(10, 20))
-    assert delta["tasks"] == 3 and delta["resamples"] == 400
+    assert (delta["abstracts"], delta["tasks"], delta["resamples"]) == (2, 3, 400)
     for name in ("accuracy", "micro_f1", "macro_f1"):
         assert delta[name]["low"] <= delta[name]["estimate"] <= delta[name]["high"]
     runs = load_run(first), load_run(second)
@@ -46,10 +55,11 @@ def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys
 
     assert cli_main(["report", "--bootstrap", "400", str(first), str(second)]) == 0
     out = capsys.readouterr().out
-    assert "Paired comparison [2] - [1] over the same 3 tasks (matched by task key)" in out
+    assert "Paired comparison [2] - [1] over the same 3 tasks of 2 abstracts (matched by task key)" in out
     acc = delta["accuracy"]
     assert f"  delta accuracy              +0.111  [{acc['low']:+.3f}, {acc['high']:+.3f}]" in out
     assert "tasks by majority answer: right in [1] only 1, right in [2] only 1, both 1, neither 0" in out
+    assert "  paired test: exact sign-flip (permutation) test with abstracts as units, 2 abstracts: p = 1" in out
     assert "different tasks" not in out
 
 
@@ -102,8 +112,16 @@ def test_runs_sharing_one_task_get_flips_but_no_intervals() -> None:
     assert compare_runs(first, second, resamples=100, seed=0) == {
         "paired": True,
         "tasks": 1,
-        "flips": {"first_only": 1, "second_only": 0, "both": 0, "neither": 0, "mcnemar_p": 1.0},
-        "intervals": {"unavailable": "a bootstrap over tasks needs at least 2 tasks; the runs share 1"},
+        "abstracts": 1,
+        "flips": {
+            "first_only": 1,
+            "second_only": 0,
+            "both": 0,
+            "neither": 0,
+            "p": 1.0,
+            "test": "exact sign-flip (permutation) test with abstracts as units",
+        },
+        "intervals": {"unavailable": "a bootstrap over abstracts needs at least 2 abstracts; the runs share 1"},
     }
     assert compare_runs(first, second, resamples=0, seed=0)["intervals"] is None
 
@@ -119,7 +137,14 @@ def test_two_extraction_runs_over_the_same_abstracts_are_paired(tmp_path: Path) 
     second = load_run(write_v1_run(tmp_path / "second", perfect))
     got = compare_runs(first, second, resamples=100, seed=0)
     assert (got["paired"], got["tasks"]) == (True, 2)
-    assert got["flips"] == {"first_only": 0, "second_only": 1, "both": 1, "neither": 0, "mcnemar_p": 1.0}
+    assert got["flips"] == {
+        "first_only": 0,
+        "second_only": 1,
+        "both": 1,
+        "neither": 0,
+        "p": 1.0,
+        "test": "exact sign-flip (permutation) test with abstracts as units",
+    }
     assert close(got["intervals"]["micro_f1"]["estimate"], 1 - Fraction(6, 11))
     assert close(got["intervals"]["accuracy"]["estimate"], 1 - Fraction(5, 12))
     assert got["intervals"]["method"] == "percentile bootstrap over abstracts"

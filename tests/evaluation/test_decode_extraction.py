@@ -36,11 +36,39 @@ def test_an_extraction_trace_is_an_extraction_rollout() -> None:
         reward=2 / 3,
         input_tokens=900,
         output_tokens=60,
+        ceiling=(2, 2),
     )
     (legacy,) = read_line(json.dumps(legacy_row("100", GOLD_100, block("T1 | T2 | E"))).encode(), file="r", line=1,
                           legacy=True)  # fmt: skip
     assert isinstance(legacy, ExtractionRollout) and legacy.answer.relations == (("T1", "T2", "INHIBITOR"),)
     assert (legacy.answer.accuracy, legacy.rescored) == (2 / 3, False)
+
+
+def test_a_scorer_2_record_that_rejected_a_swapped_line_is_re_scored(tmp_path: Path) -> None:
+    # Scorer versions 1 and 2 rejected "T2 | T1 | E" (gene id first) as wrong_entity_type; the current scorer reads
+    # it as T1 -> T2 INHIBITOR, as the official scorer does. The old record is not trusted, so the report and
+    # the export agree with the reward.
+    reply = block("T2 | T1 | E")
+    trace = extraction_trace("100", GOLD_100, reply)
+    record = trace["info"]["drugprot"]
+    assert (record["relations"], record["wrong_entity_type"]) == ([["T1", "T2", "INHIBITOR"]], 0)  # the scorer now
+    old = {**record, "relations": [], "tp": 0, "fp": 0, "fn": 2, "wrong_entity_type": 1,
+           "format_reason": "wrong_entity_type", "versions": {"scorer": "2"}}  # fmt: skip
+    trace["info"]["drugprot"], trace["rewards"]["accuracy"]["score"] = old, 0.0
+    (rollout,) = read_line(episode(trace).encode(), file="traces.jsonl", line=1, legacy=False)
+    assert (rollout.answer.relations, rollout.answer.accuracy, rollout.rescored) == (
+        (("T1", "T2", "INHIBITOR"),),
+        2 / 3,
+        True,
+    )
+    run_dir = write_v1_run(tmp_path / "old", [episode(trace)])
+    assert export_tsv(load_run(run_dir), tmp_path / "pred.tsv") == 1
+    assert read_relations_tsv(tmp_path / "pred.tsv") == [("100", "T1", "T2", "INHIBITOR")]
+    # A scorer-3 record with a genuinely wrong type (two chemicals) is trusted as it is.
+    kept = extraction_trace("100", GOLD_100, block("T1 | T3 | E"))
+    kept["info"]["drugprot"]["versions"] = {"scorer": "3"}
+    (rollout,) = read_line(episode(kept).encode(), file="traces.jsonl", line=1, legacy=False)
+    assert (rollout.answer.wrong_type, rollout.rescored) == (1, False)
 
 
 def gold_changed(path: str, value: Any) -> bytes:

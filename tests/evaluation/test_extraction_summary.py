@@ -82,8 +82,8 @@ def test_hand_run_figures(tmp_path: Path) -> None:
     assert got["format_reasons"] == {"unknown_id": 1, "no_relations_block": 1, "reasoning_incomplete": 1}
     assert got["setting"]["mode"] == "extraction" and got["setting"]["comparable_with_official"] is True
     assert got["setting"]["note"].endswith(
-        "The whole train split: comparable with the official metric (the published anchors are on the hidden test "
-        "set; the validation split is the official development set)."
+        "Every abstract of the whole train split: comparable with the official metric (the published anchors are on "
+        "the hidden test set)."
     )
     assert (got["rescored"], got["errored"]["rollouts"], got["intervals"]) == (0, 0, None)
     assert got["tokens"]["total_input"] == 5400 and got["lines"]["records"] == 6
@@ -125,9 +125,9 @@ def test_abstract_rows_sum_to_the_pooled_counts_and_the_intervals_resample_abstr
     for (pmid, group), row in zip(group_by_abstract(run.extraction).items(), rows, strict=True):
         assert np.array_equal(row, task_counts(group)[1][0]), pmid
     got = summarize_extraction(run, resamples=200, seed=0)["intervals"]
-    assert (got["tasks"], got["resamples"], got["seed"]) == (2, 200, 0)
+    assert (got["abstracts"], got["tasks"], got["resamples"], got["seed"]) == (2, 2, 200, 0)
     assert got["method"] == "percentile bootstrap over abstracts"
-    assert got["unit"] == "abstract: all rollouts of an abstract are resampled together"
+    assert got["unit"] == "abstract: all rollouts of an abstract together"
     assert close(got["micro_f1"]["estimate"], Fraction(6, 11)) and close(got["accuracy"]["estimate"], Fraction(5, 12))
     assert got["micro_f1"]["low"] <= got["micro_f1"]["estimate"] <= got["micro_f1"]["high"]
     one = write_v1_run(tmp_path / "one", [episode(extraction_trace("100", GOLD_100, block("none")))])

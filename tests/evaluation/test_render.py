@@ -37,7 +37,10 @@ def test_text_report_names_every_section(tmp_path: Path, capsys: pytest.CaptureF
         "NO-RELATION (not scored)",
         "Confusion matrix",
         "Invalid replies: 1 of 7 (14.3%): no_boxed_answer 1",
-        "negatives=all over the whole validation split: comparable",
+        "Comparability with BioCreative VII unknown: whether every gold relation of these abstracts is a candidate "
+        "(not recorded)",
+        "  ceiling: unknown (the run's tasks do not record their abstract's gold relations: a run made before "
+        "drugprot recorded them); 7 in this run's tasks",
     ):
         assert expected in out
 
@@ -164,7 +167,8 @@ def test_a_comparison_warns_when_the_runs_differ_in_a_version(
 def test_one_task_has_no_interval_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = write_run(tmp_path / "one", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))])
     assert cli_main(["report", str(run_dir)]) == 0
-    assert "no 95% intervals: a bootstrap over tasks needs at least 2 tasks; this run has 1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no 95% intervals: a bootstrap over abstracts needs at least 2 abstracts; this run has 1" in out
 
 
 def test_the_text_confusion_matrix_stays_aligned_for_four_and_five_digit_counts() -> None:

@@ -212,16 +212,17 @@ def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
 
 
 def test_the_report_shows_95_percent_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run_dir = multilabel_run(tmp_path)
+    run_dir = multilabel_run(tmp_path, pmids=("1001", "1002", "1003"))
     assert cli_main(["report", "--json", "--bootstrap", "500", "--seed", "3", str(run_dir)]) == 0
     intervals = json.loads(capsys.readouterr().out)["intervals"]
-    assert {k: intervals[k] for k in ("level", "tasks", "resamples", "seed")} == {
+    assert {k: intervals[k] for k in ("level", "abstracts", "tasks", "resamples", "seed")} == {
         "level": 0.95,
+        "abstracts": 3,
         "tasks": 7,
         "resamples": 500,
         "seed": 3,
     }
-    assert intervals["method"] == "percentile bootstrap over tasks"
+    assert intervals["method"] == "percentile bootstrap over abstracts"
     # The estimates are the report's own figures; 4/11 micro-F1 and 3/7 accuracy (see the multilabel test).
     assert close(intervals["micro_f1"]["estimate"], Fraction(4, 11))
     assert close(intervals["accuracy"]["estimate"], Fraction(3, 7))
@@ -235,7 +236,10 @@ def test_the_report_shows_95_percent_intervals(tmp_path: Path, capsys: pytest.Ca
     acc, micro = intervals["accuracy"], intervals["micro_f1"]
     assert f"  mean over rollouts         0.429  [{acc['low']:.3f}, {acc['high']:.3f}]" in out
     assert f"micro, rollouts pooled      0.500  0.286  0.364      2      2      5  [{micro['low']:.3f}, " in out
-    assert "95% percentile bootstrap over tasks (all rollouts of a task together), 500 resamples of the 7 tasks" in out
+    assert (
+        "95% percentile bootstrap over abstracts (all pairs and rollouts of an abstract together), 500 resamples of "
+        "the 3 abstracts (7 tasks), seed 3"
+    ) in out
 
 
 def test_bootstrap_zero_disables_the_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

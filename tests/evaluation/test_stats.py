@@ -1,4 +1,5 @@
-"""``drugprot.evaluation.stats``: bootstrap intervals over tasks and the paired comparison, against hand-computed cases.
+"""``drugprot.evaluation.stats``: bootstrap intervals over abstracts and the paired comparison, against hand-computed
+cases.
 
 The exact bootstrap distribution of a tiny run is enumerated here (every ordered resample of 4 tasks, 4**4 of
 them, equally likely) with fractions; the percentile interval of many seeded resamples must land on its 2.5%
@@ -122,7 +123,7 @@ def test_multiplicities_count_each_task_per_resample() -> None:
 
 def test_intervals_are_the_quantiles_of_the_exact_bootstrap_distribution() -> None:
     result = stats.bootstrap_metrics(counts_of(TASKS), resamples=4000, seed=7)
-    assert (result.tasks, result.resamples, result.seed, result.level, result.method) == (
+    assert (result.units, result.resamples, result.seed, result.level, result.method) == (
         4,
         4000,
         7,
@@ -203,34 +204,64 @@ def test_identical_runs_differ_by_exactly_zero() -> None:
     }
 
 
-def test_flips_and_the_exact_mcnemar_test() -> None:
+def test_flips_and_the_sign_flip_test_with_one_task_per_abstract() -> None:
     first = [True, False, False, False, False, False, True, True, False]
     second = [False, True, True, True, True, True, True, False, False]
     got = stats.flips(first, second)
     # right in first only: tasks 0 and 7; in second only: 1-5; both: 6; neither: 8.
-    assert (got.first_only, got.second_only, got.both, got.neither) == (2, 5, 1, 1)
-    # Two-sided exact binomial test of 2 of 7 at p = 1/2: 2 * (1 + 7 + 21) / 128.
-    assert got.mcnemar_p == pytest.approx(58 / 128, abs=1e-12)
-    assert stats.flips([True, False], [True, False]) == stats.Flips(0, 0, 1, 1, 1.0)
+    assert (got.first_only, got.second_only, got.both, got.neither, got.clusters) == (2, 5, 1, 1, 9)
+    # One task per cluster: the two-sided exact binomial test of 2 of 7 at p = 1/2: 2 * (1 + 7 + 21) / 128.
+    assert got.p == pytest.approx(58 / 128, abs=1e-12)
+    assert stats.flips([True, False], [True, False]) == stats.Flips(0, 0, 1, 1, 1.0, 2)
 
 
 @pytest.mark.parametrize(("first_only", "second_only"), [(0, 1), (1, 1), (2, 5), (5, 2), (0, 12), (40, 47), (75, 560)])
-def test_the_mcnemar_p_value_is_scipys_exact_binomial_test(first_only: int, second_only: int) -> None:
+def test_with_one_task_per_abstract_the_sign_flip_test_is_mcnemars(first_only: int, second_only: int) -> None:
     from scipy.stats import binomtest
 
     expected = binomtest(first_only, first_only + second_only, 0.5).pvalue
-    assert stats.mcnemar_p(first_only, second_only) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    got = stats.flips([True] * first_only + [False] * second_only, [False] * first_only + [True] * second_only)
+    assert got.p == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_the_sign_flip_test_flips_whole_abstracts() -> None:
+    # Abstract "a": 3 tasks right in the second run only (difference +3); "b": 1 task right in the first only
+    # (-1); "c": one task right in the second only (+1). Observed total +3. The 8 sign assignments of +-3 +-1 +-1
+    # give totals 5, 3, 3, 1, -1, -3, -3, -5, so 6 of 8 reach |3|: p = 3/4. Task by task (McNemar, 4 of 5
+    # flips one way) it would be 2 * 6 / 32 = 0.375.
+    first = [False, False, False, True, False]
+    second = [True, True, True, False, True]
+    got = stats.flips(first, second, ["a", "a", "a", "b", "c"])
+    assert (got.first_only, got.second_only, got.clusters) == (1, 4, 3)
+    assert got.p == pytest.approx(6 / 8, abs=1e-12)
+    assert stats.flips(first, second).p == pytest.approx(2 * (1 + 5) / 32, abs=1e-12)
+    # The abstracts' order does not matter; an abstract whose tasks cancel out (+1 -1) adds nothing.
+    assert stats.flips(first[::-1], second[::-1], ["c", "b", "a", "a", "a"]).p == got.p
+    assert stats.sign_flip_p([3, -1, 1, 0]) == stats.sign_flip_p([1, 3, -1]) == got.p
+    assert stats.sign_flip_p([]) == stats.sign_flip_p([0, 0]) == 1.0
+
+
+def test_by_abstract_sums_the_rows_of_each_abstract_in_sorted_order() -> None:
+    counts = counts_of(TASKS)
+    order, summed = stats.by_abstract(["p2", "p1", "p2", "p3"], counts)
+    assert order == ["p1", "p2", "p3"]
+    assert summed.tolist() == [counts[1].tolist(), (counts[0] + counts[2]).tolist(), counts[3].tolist()]
+    # The order of the task rows does not change the result (a run file's line order).
+    again = stats.by_abstract(["p3", "p2", "p2", "p1"], counts[[3, 2, 0, 1]])
+    assert again[0] == order and again[1].tolist() == summed.tolist()
+    with pytest.raises(ValueError, match="one abstract key per task row"):
+        stats.by_abstract(["p1"], counts)
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: stats.bootstrap_metrics(counts_of(TASKS[:1]), resamples=10, seed=0), "at least 2 tasks, got 1"),
+        (lambda: stats.bootstrap_metrics(counts_of(TASKS[:1]), resamples=10, seed=0), "at least 2 abstracts, got 1"),
         (lambda: stats.bootstrap_metrics(counts_of(TASKS), resamples=0, seed=0), "resamples must be at least 1"),
         (lambda: stats.bootstrap_metrics(np.zeros((4, 3)), resamples=10, seed=0), r"\(tasks, 41\) array"),
         (
             lambda: stats.paired_bootstrap(counts_of(TASKS), counts_of(TASKS[:3]), resamples=10, seed=0),
-            "one row per shared task",
+            "one row per shared abstract",
         ),
         (lambda: stats.flips([True], [True, False]), "one flag per shared task"),
     ],

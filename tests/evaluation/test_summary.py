@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+from drugprot.core.metrics import score_relations
+from drugprot.core.options import TaskOptions
+from drugprot.evaluation.baselines import baseline_run
+from drugprot.evaluation.compare import compare_runs
 from drugprot.evaluation.records import INVALID, GoldPair, Rollout, RunConfig, ScoredAnswer
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import errored_summary, majority_label, setting_of, summarize, task_counts
+from drugprot.evaluation.summary import (
+    CANDIDATE_RULE,
+    errored_summary,
+    majority_label,
+    setting_of,
+    summarize,
+    task_counts,
+)
 from tests.evaluation.traces import (
     PMID,
     close,
@@ -20,6 +34,7 @@ from tests.evaluation.traces import (
     versions_record,
     write_run,
 )
+from tests.fixtures import FIXTURE_JSONL
 
 
 def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_path: Path) -> None:
@@ -59,7 +74,9 @@ def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_pat
     assert close(got["invalid_rate"], Fraction(1, 7))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1}
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"]) == (7, 7, 0)
-    assert got["setting"]["mode"] == "negatives" and got["setting"]["comparable_with_official"] is True
+    # Its traces record no ceiling (as runs made before drugprot recorded one): comparability is unknown.
+    assert got["setting"]["mode"] == "negatives" and got["setting"]["comparable_with_official"] is None
+    assert got["ceiling"] == {"rule": CANDIDATE_RULE, "abstracts": 1, "in_tasks": 7, "known": False}
 
 
 def test_multilabel_confusion_matrix(tmp_path: Path) -> None:
@@ -143,36 +160,45 @@ def test_task_counts_resample_whole_tasks_and_sum_to_the_pooled_counts(tmp_path:
     assert got["micro_counts"] == {"tp": 5, "fp": 3, "fn": 7}
 
 
-NEGATIVE = Rollout.of(GoldPair(PMID, "T1", "T2", ("NO-RELATION",), True), ScoredAnswer("NO-RELATION"))
-
+NEGATIVE = Rollout.of(GoldPair(PMID, "T1", "T2", ("NO-RELATION",), True), ScoredAnswer("NO-RELATION"), ceiling=(3, 3))
+NEEDS = (
+    " (comparable needs a whole official split, every task (no limit) and, in pair mode, negatives=all with every "
+    "gold relation a candidate)."
+)
 
 SETTINGS = [
-        (RunConfig(negatives="all", limit="", split="validation"), True,
-         "negatives=all over the whole validation split: comparable with the official metric (the published anchors "
-         "are on the hidden test set; the validation split is the official development set)."),
-        (RunConfig(negatives="all", limit="", data_label="lab set"), True,
-         "negatives=all over every task of lab set (a whole split only if that data is one): comparable with the "
-         "official metric (the published anchors are on the hidden test set; the validation split is the official "
-         "development set)."),
-        (RunConfig(negatives="all", limit="-n 5"), False,
-         "tasks limited (-n 5): NOT comparable with BioCreative VII; only negatives=all on a whole split is."),
-        (RunConfig(negatives="2", limit=""), False,
-         "negatives=2: NOT comparable with BioCreative VII; only negatives=all on a whole split is."),
-        (RunConfig(negatives="all"), None,
-         "comparability unknown (the saved config does not say whether the tasks were limited): it needs "
-         "negatives=all on a whole split."),
-        (RunConfig(), None,
-         "comparability unknown (the saved config does not say whether the tasks were limited): it needs "
-         "negatives=all on a whole split."),
+        (RunConfig(negatives="all", limit="", split="validation"), NEGATIVE, True,
+         "Every candidate pair of the whole validation split (the official development set): comparable with the "
+         "official metric (the published anchors are on the hidden test set)."),
+        (RunConfig(negatives="all", limit="", data_label="lab set"), NEGATIVE, None,
+         "Comparability with BioCreative VII unknown: whether lab set is a whole official split (1 abstracts with "
+         "tasks)" + NEEDS),
+        (RunConfig(negatives="all", limit="-n 5", split="train"), NEGATIVE, False,
+         "NOT comparable with BioCreative VII: tasks limited (-n 5)" + NEEDS),
+        (RunConfig(negatives="2", limit="", split="validation"), NEGATIVE, False,
+         "NOT comparable with BioCreative VII: negatives=2 (not every candidate pair was asked)" + NEEDS),
+        (RunConfig(negatives="all", limit="", split="validation"), dataclasses.replace(NEGATIVE, ceiling=(3, 1)),
+         False, "NOT comparable with BioCreative VII: 2 gold relations of these abstracts are not candidates (the "
+         "official script counts them as false negatives, this report leaves them out)" + NEEDS),
+        (RunConfig(negatives="all", limit="", split="validation"), dataclasses.replace(NEGATIVE, ceiling=None), None,
+         "Comparability with BioCreative VII unknown: whether every gold relation of these abstracts is a candidate "
+         "(not recorded)" + NEEDS),
+        (RunConfig(negatives="all"), NEGATIVE, None,
+         "Comparability with BioCreative VII unknown: whether the tasks were limited (no saved config); the split "
+         "(not recorded)" + NEEDS),
+        (RunConfig(), NEGATIVE, None,
+         "Comparability with BioCreative VII unknown: the negatives setting (no saved config); whether the tasks were "
+         "limited (no saved config); the split (not recorded)" + NEEDS),
 ]  # fmt: skip
-"""(the run's saved setting, comparable_with_official, the note's verdict) for a run with NO-RELATION tasks."""
+"""(the run's saved setting, its one rollout, comparable_with_official, the note's verdict) for a run with
+NO-RELATION tasks."""
 
 
-@pytest.mark.parametrize(("config", "comparable", "verdict"), SETTINGS)
+@pytest.mark.parametrize(("config", "rollout", "comparable", "verdict"), SETTINGS)
 def test_the_setting_says_when_the_micro_f1_is_comparable(
-    config: RunConfig, comparable: bool | None, verdict: str
+    config: RunConfig, rollout: Rollout, comparable: bool | None, verdict: str
 ) -> None:
-    setting = setting_of([NEGATIVE], config)
+    setting = setting_of([rollout], config)
     assert (setting["mode"], setting["negatives"], setting["comparable_with_official"]) == (
         "negatives",
         config.negatives,
@@ -193,3 +219,65 @@ def test_a_positive_only_run_is_never_comparable() -> None:
         False,
     )
     assert setting_of([positive], RunConfig())["negatives"] == "0"
+
+
+def _independent_widths(runs: list[Any], *, resamples: int, seed: int) -> list[list[float]]:
+    """95% percentile widths of accuracy and micro-F1 of each run, then of their difference (second - first),
+    from a cluster bootstrap written here without ``drugprot.evaluation.stats``: abstracts drawn with
+    replacement (each run's rollouts of the drawn abstracts, both runs on the same draws), each drawn copy
+    scored by the official metric as a document of its own."""
+    pmids = sorted({r.pmid for r in runs[0].rollouts})
+    by_pmid = [{p: [r for r in run.rollouts if r.pmid == p] for p in pmids} for run in runs]
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(resamples):
+        draw = rng.integers(0, len(pmids), len(pmids))
+        per_run = []
+        for groups in by_pmid:
+            gold, pred, right = [], [], []
+            for copy, i in enumerate(draw):
+                for r in groups[pmids[i]]:
+                    doc = f"{copy}:{r.pmid}"
+                    gold += [(doc, r.arg1, r.arg2, g) for g in r.labels]
+                    pred += [(doc, r.arg1, r.arg2, r.label)] if r.label else []
+                    right.append(r.correct)
+            per_run.append([float(np.mean(right)), score_relations(gold, pred).f1])
+        values.append([*per_run[0], *per_run[1], per_run[1][0] - per_run[0][0], per_run[1][1] - per_run[0][1]])
+    widths = np.percentile(values, 97.5, axis=0) - np.percentile(values, 2.5, axis=0)
+    return [list(widths[0:2]), list(widths[2:4]), list(widths[4:6])]
+
+
+def test_pair_intervals_equal_an_independent_cluster_bootstrap_over_abstracts() -> None:
+    # The lexical and majority baselines on the fixture with every same-sentence candidate: 42 pairs of 9
+    # abstracts. The report's widths (accuracy, micro-F1, and the paired difference) must be those of an
+    # independent bootstrap over abstracts within 5% (Monte Carlo error: other seeds, 4000 resamples each).
+    options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
+    runs = [baseline_run(name, options) for name in ("majority", "lexical")]
+    reports = [summarize(run, resamples=4000, seed=0)["intervals"] for run in runs]
+    delta = compare_runs(runs[0], runs[1], resamples=4000, seed=0)["intervals"]
+    assert (reports[1]["abstracts"], reports[1]["tasks"], delta["abstracts"]) == (9, 42, 9)
+    ours = [[i[m]["high"] - i[m]["low"] for m in ("accuracy", "micro_f1")] for i in (*reports, delta)]
+    expected = _independent_widths(runs, resamples=4000, seed=12345)
+    for got, want in zip(ours, expected, strict=True):
+        assert got[0] == pytest.approx(want[0], rel=0.05)
+        assert got[1] == pytest.approx(want[1], rel=0.05, abs=1e-12)  # majority: micro-F1 0 on every resample
+    # The test tells the two apart: resampling pairs one by one gives the lexical accuracy a width at least
+    # 25% narrower on this fixture.
+    rng = np.random.default_rng(3)
+    rollouts = runs[1].rollouts
+    n = len(rollouts)
+    pair_level = [float(np.mean([rollouts[i].correct for i in rng.integers(0, n, n)])) for _ in range(4000)]
+    assert np.percentile(pair_level, 97.5) - np.percentile(pair_level, 2.5) < 0.75 * ours[1][0]
+
+
+def test_the_intervals_do_not_depend_on_the_order_of_the_run_lines(tmp_path: Path) -> None:
+    # The same 7 rollouts of 3 abstracts written in two orders: abstracts are resampled in sorted PMID order, so
+    # the intervals (and the paired comparison's) are the same.
+    run_dir = multilabel_run(tmp_path / "a", pmids=("1003", "1001", "1002"))
+    lines = (run_dir / "traces.jsonl").read_text(encoding="utf-8").splitlines()
+    reversed_dir = write_run(tmp_path / "b", lines[::-1], negatives="all")
+    first, second = load_run(run_dir), load_run(reversed_dir)
+    assert [r.key for r in first.rollouts] == [r.key for r in second.rollouts][::-1]
+    got = summarize(first, resamples=300, seed=4)["intervals"]
+    assert got == summarize(second, resamples=300, seed=4)["intervals"] and got["abstracts"] == 3
+    assert compare_runs(first, second, resamples=300, seed=4) == compare_runs(second, first, resamples=300, seed=4)

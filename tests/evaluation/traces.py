@@ -7,6 +7,7 @@ An episode per line with ``traces[]``; each trace with ``task.data``, ``nodes``,
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -133,25 +134,31 @@ def close(value: float, fraction: Fraction) -> bool:
     return value == pytest.approx(float(fraction), abs=1e-12)
 
 
-def multilabel_run(tmp_path: Path) -> Path:
-    """Seven tasks with NO-RELATION offered, one rollout each (figures computed by hand in the tests)."""
+def multilabel_run(tmp_path: Path, pmids: Sequence[str] = (PMID,)) -> Path:
+    """Seven tasks with NO-RELATION offered, one rollout each (figures computed by hand in the tests); task i is
+    of abstract ``pmids[i % len(pmids)]`` (all of one by default)."""
+    tasks = [
+        ("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR", None),  # TP E, FN K
+        ("T3", "T2", ["SUBSTRATE"], "SUBSTRATE", None),  # TP K
+        ("T4", "T5", ["AGONIST"], "ANTAGONIST", None),  # FP I, FN F
+        ("T6", "T5", ["NO-RELATION"], "INHIBITOR", None),  # FP E
+        ("T7", "T5", ["NO-RELATION"], "NO-RELATION", None),  # nothing
+        ("T8", "T9", ["ACTIVATOR"], None, "no_boxed_answer"),  # FN D
+        ("T10", "T9", ["INDIRECT-UPREGULATOR", "ACTIVATOR"], "NO-RELATION", None),  # FN B, D
+    ]
     return write_run(
         tmp_path / "multilabel",
         [
-            episode(trace("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR", with_nr=True)),  # TP E, FN K
-            episode(trace("T3", "T2", ["SUBSTRATE"], "SUBSTRATE", with_nr=True)),  # TP K
-            episode(trace("T4", "T5", ["AGONIST"], "ANTAGONIST", with_nr=True)),  # FP I, FN F
-            episode(trace("T6", "T5", ["NO-RELATION"], "INHIBITOR", with_nr=True)),  # FP E
-            episode(trace("T7", "T5", ["NO-RELATION"], "NO-RELATION", with_nr=True)),  # nothing
-            episode(trace("T8", "T9", ["ACTIVATOR"], None, with_nr=True, invalid_reason="no_boxed_answer")),  # FN D
-            episode(trace("T10", "T9", ["INDIRECT-UPREGULATOR", "ACTIVATOR"], "NO-RELATION", with_nr=True)),  # FN B, D
+            episode(trace(a1, a2, gold, label, with_nr=True, invalid_reason=why, pmid=pmids[i % len(pmids)]))
+            for i, (a1, a2, gold, label, why) in enumerate(tasks)
         ],
         negatives="all",
     )
 
 
-def rollouts_run(tmp_path: Path, name: str = "rollouts") -> Path:
-    """Three positive-only tasks x three rollouts, written out of order (as async runs finish)."""
+def rollouts_run(tmp_path: Path, name: str = "rollouts", c_pmid: str = PMID) -> Path:
+    """Three positive-only tasks x three rollouts, written out of order (as async runs finish); task c is of
+    abstract ``c_pmid`` (of the same abstract as a and b by default)."""
     a, b, c = (
         ("T1", "T2", ["INHIBITOR"]),
         ("T3", "T2", ["SUBSTRATE"]),
@@ -162,18 +169,18 @@ def rollouts_run(tmp_path: Path, name: str = "rollouts") -> Path:
         [
             episode(trace(*a, "INHIBITOR")),
             episode(trace(*b, "INHIBITOR")),
-            episode(trace(*c, "INDIRECT-UPREGULATOR")),
+            episode(trace(*c, "INDIRECT-UPREGULATOR", pmid=c_pmid)),
             episode(trace(*a, "INHIBITOR")),
             episode(trace(*b, None, invalid_reason="unterminated_think")),
-            episode(trace(*c, "INDIRECT-DOWNREGULATOR")),
+            episode(trace(*c, "INDIRECT-DOWNREGULATOR", pmid=c_pmid)),
             episode(trace(*a, "SUBSTRATE")),
             episode(trace(*b, "SUBSTRATE")),
-            episode(trace(*c, "DIRECT-REGULATOR")),
+            episode(trace(*c, "DIRECT-REGULATOR", pmid=c_pmid)),
         ],
     )
 
 
-def second_run(tmp_path: Path) -> Path:
+def second_run(tmp_path: Path, c_pmid: str = PMID) -> Path:
     """``rollouts_run``'s three tasks again, other answers: the majority answer is right on a and b, wrong on c."""
     a, b, c = (
         ("T1", "T2", ["INHIBITOR"]),
@@ -183,13 +190,13 @@ def second_run(tmp_path: Path) -> Path:
     return write_run(
         tmp_path / "second",
         [
-            episode(trace(*c, "ACTIVATOR")),
+            episode(trace(*c, "ACTIVATOR", pmid=c_pmid)),
             episode(trace(*b, "SUBSTRATE")),
             episode(trace(*a, "INHIBITOR")),
-            episode(trace(*c, "ACTIVATOR")),
+            episode(trace(*c, "ACTIVATOR", pmid=c_pmid)),
             episode(trace(*b, "SUBSTRATE")),
             episode(trace(*a, "AGONIST")),
-            episode(trace(*c, "INDIRECT-UPREGULATOR")),
+            episode(trace(*c, "INDIRECT-UPREGULATOR", pmid=c_pmid)),
             episode(trace(*b, "SUBSTRATE")),
             episode(trace(*a, "INHIBITOR")),
         ],

@@ -1,8 +1,17 @@
-"""Sentence splitting and same-sentence (chemical, gene) candidate pairs: the source of NO-RELATION questions.
+"""Sentence splitting and THE candidate rule: the (chemical, gene) mention pairs a run can ask about or predict.
 
-DrugProt lists only positive relations; a no-relation example is a (chemical, gene) mention pair of one
-sentence that has no gold relation of any type. This module defines, deterministically and without
-dependencies:
+The rule, one for gold and NO-RELATION pairs alike: a candidate is a (chemical, gene) mention pair whose two
+mentions start in the same sentence (``document_sentences``), gold or not. A gold relation of a pair that is not a
+candidate (its mentions in two sentences, e.g. after a splitting error) is not a task in pair mode in any setting,
+so no question can reveal it: asking it while NO-RELATION comes only from same-sentence pairs would make "the
+mentions are in different sentences" mean "related", a label leak. Such relations stay in the gold of their
+abstract and count in the report's ceiling (``ceiling_of``): relations the run can never predict. Extraction
+mode's prompt shows the same sentences, one per line, and states the same rule. On the 350-abstract real
+training sample every one of the 1,759 gold relations is on a candidate (6,049 candidates, of the 54,358 chemical
+x gene combinations the official script scores).
+
+DrugProt lists only positive relations; a no-relation example is a candidate pair that has no gold relation of
+any type. This module defines, deterministically and without dependencies:
 
 * ``split_sentences``: a rule-based splitter tuned for PubMed titles and abstracts;
 * ``candidate_pairs``: every same-sentence (chemical id, gene id) mention pair of a document;
@@ -18,13 +27,16 @@ import bisect
 import hashlib
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 
 from drugprot.core.errors import DrugprotArgumentError
+from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.schema import CHEMICAL_TYPES, GENE_TYPES, Document, Entity
 
 Span = tuple[int, int]
 Pair = tuple[str, str]
+_SCORED = frozenset(RELATION_NAMES)
 
 # --------------------------------------------------------------------------------------------------
 # Sentence splitting
@@ -290,15 +302,41 @@ def candidate_pairs(doc: Document, *, overlapping: bool = True) -> list[Pair]:
     return list(dict.fromkeys(pairs))  # distinct even for a hand-built document with repeated ids
 
 
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """What the candidate rule leaves predictable of one abstract's gold (the report sums it over abstracts)."""
+
+    gold: int
+    """Distinct gold relations (chemical id, gene id, type) of the 13 scored types."""
+    candidates: int
+    """Those whose (chemical, gene) pair is a candidate (``candidate_pairs``); the others can never be predicted."""
+
+    def as_record(self) -> list[int]:
+        """``[gold, candidates]``: the task data's ``ceiling`` (JSON)."""
+        return [self.gold, self.candidates]
+
+
+def ceiling_of(doc: Document, candidates: Collection[Pair] | None = None) -> Ceiling:
+    """The abstract's gold relations and how many of them are on candidate pairs (``candidates``, computed with
+    ``candidate_pairs`` when not given)."""
+    relations = {(rel.arg1, rel.arg2, rel.type) for rel in doc.relations if rel.type in _SCORED}
+    if not relations:
+        return Ceiling(0, 0)
+    pairs = set(candidate_pairs(doc) if candidates is None else candidates)
+    return Ceiling(len(relations), sum((chemical, gene) in pairs for chemical, gene, _ in relations))
+
+
 def gold_pairs(doc: Document) -> set[Pair]:
     """The distinct (chemical id, gene id) pairs with at least one gold relation (any type)."""
     return {(rel.arg1, rel.arg2) for rel in doc.relations}
 
 
-def negative_pairs(doc: Document, *, overlapping: bool = True) -> list[Pair]:
-    """Same-sentence candidate pairs with no gold relation of any type, in ``candidate_pairs`` order."""
+def negative_pairs(doc: Document, *, overlapping: bool = True, candidates: Iterable[Pair] | None = None) -> list[Pair]:
+    """Same-sentence candidate pairs with no gold relation of any type, in ``candidate_pairs`` order
+    (``candidates``: the document's ``candidate_pairs``, when the caller has them)."""
     gold = gold_pairs(doc)
-    return [pair for pair in candidate_pairs(doc, overlapping=overlapping) if pair not in gold]
+    pool = candidate_pairs(doc, overlapping=overlapping) if candidates is None else candidates
+    return [pair for pair in pool if pair not in gold]
 
 
 def _rank(seed: int, pmid: str, pair: Pair) -> bytes:

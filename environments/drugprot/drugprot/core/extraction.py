@@ -16,9 +16,13 @@ explicit empty answer. The block is read only in the answer region of ``drugprot
 a completed reasoning block, the rule of pair mode); the last block there counts.
 
 Reading never raises on model output: a line that is not ``id | id | type`` is ``malformed``; ids that are no
-mention of the abstract are ``unknown_id``; a chemical id in the gene slot (or the reverse, or two of one kind)
-is ``wrong_entity_type``; a repeated triple is a ``duplicate``. Such lines are counted, never scored, and spoil
-the format. The reward itself (per-document F1 over triples) is ``drugprot.core.scoring.score_extraction``.
+mention of the abstract are ``unknown_id``; two chemicals or two genes are ``wrong_entity_type``; a repeated
+triple is a ``duplicate``. Such lines are counted, never scored, and spoil the format. A line with its arguments
+swapped (``gene id | chemical id | type``) is the same relation, read chemical-first (``resolve``): the official
+scorer (``prepro_relations`` of tonifuc3m/drugprot-evaluation-library) finds the chemical of a row by its id
+whichever column it is in, a DrugProt relation always goes from the chemical to the gene, and the ids say which
+is which, so the line is unambiguous. The reward itself (per-document F1 over triples) is
+``drugprot.core.scoring.score_extraction``.
 
 Sentence lines: relations are annotated only within a sentence; ``drugprot.core.candidates.document_sentences``
 keeps all 1,730 gold pairs of the 350-abstract real training sample inside one sentence, so the prompt shows
@@ -267,22 +271,30 @@ class ResolvedExtraction:
     """A parsed reply checked against the abstract's mentions: the predicted triples and the rejected lines."""
 
     relations: tuple[Triple, ...]
-    """Distinct predicted triples with a chemical id first and a gene id second, in answer order."""
+    """Distinct predicted triples, chemical id first and gene id second (a swapped line normalised), in answer
+    order."""
     unknown_id: int
     wrong_type: int
     duplicate: int
 
 
 def resolve(lines: Sequence[Triple], gold: ExtractionGold) -> ResolvedExtraction:
-    """Sort well-formed lines into predicted triples, unknown ids, wrong entity types and duplicates."""
+    """Sort well-formed lines into predicted triples, unknown ids, wrong entity types and duplicates.
+
+    A gene id first and a chemical id second is read as the chemical-first triple (the official scorer's
+    matching; see the module docstring), so it scores, and repeats an earlier line naming the same relation the
+    other way round as a duplicate.
+    """
     known = gold.chemicals | gold.genes
     kept: dict[Triple, None] = {}
     unknown = wrong = duplicate = 0
     for triple in lines:
-        arg1, arg2, _ = triple
+        arg1, arg2, kind = triple
+        if arg1 in gold.genes and arg2 in gold.chemicals:
+            triple = (arg2, arg1, kind)
         if arg1 not in known or arg2 not in known:
             unknown += 1
-        elif arg1 not in gold.chemicals or arg2 not in gold.genes:
+        elif triple[0] not in gold.chemicals or triple[1] not in gold.genes:
             wrong += 1
         elif triple in kept:
             duplicate += 1

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from drugprot.core import extraction
 from drugprot.core._gc import gc_paused
+from drugprot.core.candidates import Ceiling, ceiling_of
 from drugprot.core.errors import DrugprotDataError
 from drugprot.core.extraction import ExtractionGold
 from drugprot.core.labels import letter_of
@@ -56,6 +57,8 @@ class Question:
     """Pair mode: whether ``N. NO-RELATION`` is an option."""
     gold: ExtractionGold | None = None
     """Extraction mode: the abstract's cited mention ids and gold triples."""
+    ceiling: Ceiling | None = None
+    """The abstract's gold relations and how many are on candidate pairs (``drugprot.core.candidates``)."""
 
     @property
     def mode(self) -> Mode:
@@ -89,6 +92,7 @@ def question_for(task: PairTask, *, mark_entities: bool = True, with_no_relation
         gene=task.gene,
         labels=task.labels,
         with_no_relation=with_no_relation,
+        ceiling=task.ceiling,
     )
 
 
@@ -106,6 +110,7 @@ def extraction_question(document: Document, *, source: str) -> Question:
         prompt=extraction.user_prompt(document),
         text=document.text,
         gold=extraction.gold_of(document),
+        ceiling=ceiling_of(document),
     )
 
 

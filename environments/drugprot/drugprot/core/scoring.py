@@ -31,7 +31,9 @@ recorded in every rollout (``drugprot.core.versions``) and printed by ``drugprot
 whenever a change makes some reply parse or score differently: a reward, letter, label or reason. Version 2: an
 answer counts only after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which
 replaced version 1's ``unterminated_think`` and ``no_reasoning``). Version 3: the utility reward term over the
-official cells (TP, FP, FN) every score now carries, and the ``reward`` knob (default ``utility``).
+official cells (TP, FP, FN) every score now carries, and the ``reward`` knob (default ``utility``); an
+extraction line with its arguments swapped (gene id first) is the same relation, read chemical-first, as the
+official scorer reads it (it was ``wrong_entity_type``).
 ``tests/core/test_versions.py`` pins a digest of the scores of a table of replies per version and fails until the
 bump is made."""
 

@@ -3,8 +3,9 @@
 A DrugProt relation links two *mentions* (entity ids), not two names: the same name can occur several
 times in an abstract, and the same pair can carry several gold types (the official scorer is multi-label
 per pair). So each gold pair becomes exactly one task that carries all of its gold labels, and a reply is
-correct when it names any of them. Negative (NO-RELATION) candidates are added on request; see
-``drugprot.core.candidates`` for the same-sentence rule and the sampling.
+correct when it names any of them. Negative (NO-RELATION) candidates are added on request. Gold and negative
+pairs follow one rule, ``drugprot.core.candidates``: only same-sentence pairs are tasks; a gold pair across
+sentences is no task in any setting and counts in the abstract's ``Ceiling``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from drugprot.core._gc import gc_paused
+from drugprot.core.candidates import Ceiling, candidate_pairs, ceiling_of, negative_pairs, sample_negatives
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.options import Negatives
 from drugprot.core.schema import Document, Entity
@@ -27,6 +29,8 @@ class PairTask:
     gene: Entity
     labels: tuple[str, ...]
     """Official names of every gold type of the pair, in label order; ``("NO-RELATION",)`` for a negative."""
+    ceiling: Ceiling = Ceiling(0, 0)
+    """The abstract's gold relations and how many are on candidate pairs (the same for all its tasks)."""
 
     @property
     def pmid(self) -> str:
@@ -55,25 +59,27 @@ def build_tasks(documents: Iterable[Document], *, negatives: Negatives = 0, seed
     Args:
         documents: validated abstracts.
         negatives: ``0`` for gold pairs only; ``k`` to add up to k NO-RELATION candidates per gold pair,
-            sampled deterministically with ``seed``; ``"all"`` for every same-sentence candidate pair without
-            a gold relation (the official extraction setting).
+            sampled deterministically with ``seed``; ``"all"`` for every candidate pair without a gold relation.
+            Gold pairs that are not candidates (``drugprot.core.candidates``) are never tasks.
         seed: the negative-sampling seed.
 
     """
     documents = list(documents)
     tasks: list[PairTask] = []
-    negative_map: dict[str, Sequence[tuple[str, str]]] = {}
-    if negatives != 0:
-        from drugprot.core.candidates import negative_pairs, sample_negatives
-
-        if negatives == "all":
-            negative_map = {doc.pmid: negative_pairs(doc) for doc in documents}
-        else:
-            negative_map = sample_negatives(documents, per_positive=negatives, seed=seed)
+    sampled: dict[str, list[tuple[str, str]]] = {}
+    if negatives not in (0, "all"):
+        sampled = sample_negatives(documents, per_positive=negatives, seed=seed)
     for doc in documents:
         index = {ent.id: ent for ent in doc.entities}
+        candidates = candidate_pairs(doc) if doc.relations or negatives == "all" else []
+        ceiling = ceiling_of(doc, candidates)
+        allowed = set(candidates)
         for (arg1, arg2), labels in positive_pairs(doc).items():
-            tasks.append(PairTask(doc, index[arg1], index[arg2], labels))
-        for arg1, arg2 in negative_map.get(doc.pmid, ()):
-            tasks.append(PairTask(doc, index[arg1], index[arg2], (NO_RELATION.name,)))
+            if (arg1, arg2) in allowed:
+                tasks.append(PairTask(doc, index[arg1], index[arg2], labels, ceiling))
+        chosen: Sequence[tuple[str, str]] = (
+            negative_pairs(doc, candidates=candidates) if negatives == "all" else sampled.get(doc.pmid, ())
+        )
+        for arg1, arg2 in chosen:
+            tasks.append(PairTask(doc, index[arg1], index[arg2], (NO_RELATION.name,), ceiling))
     return tasks

@@ -81,11 +81,17 @@ def dataset_row(question: Question) -> dict[str, Any]:
         {"role": "system", "content": question.system_prompt},
         {"role": "user", "content": question.prompt},
     ]
+    ceiling = question.ceiling.as_record() if question.ceiling is not None else None
     if question.gold is not None:
         return {
             "prompt": prompt,
             "answer": extraction.answer_block(sorted(question.gold.relations)),
-            "info": {"key": question.key, "pmid": question.pmid, "extraction": question.gold.as_record()},
+            "info": {
+                "key": question.key,
+                "pmid": question.pmid,
+                "extraction": question.gold.as_record(),
+                "ceiling": ceiling,
+            },
         }
     assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
     return {
@@ -100,6 +106,7 @@ def dataset_row(question: Question) -> dict[str, Any]:
             "chemical": question.chemical.text,
             "gene": question.gene.text,
             "with_no_relation": question.with_no_relation,
+            "ceiling": ceiling,
         },
     }
 

@@ -70,6 +70,9 @@ class DrugprotData(vf.TaskData):
     """The ``utility`` reward's cost of a false positive (the ``fp_cost`` knob)."""
     fn_cost: float = DEFAULT_FN_COST
     """The ``utility`` reward's cost of a false negative (the ``fn_cost`` knob)."""
+    ceiling: list[int] | None = None
+    """``[gold relations of the abstract, how many are on candidate pairs]`` (``Ceiling.as_record()``), for the
+    report's ceiling line."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
@@ -245,6 +248,7 @@ def task_data(question: Question, versions: dict[str, Any] | None = None, costs:
         "versions": versions,
         "fp_cost": costs.fp,
         "fn_cost": costs.fn,
+        "ceiling": question.ceiling.as_record() if question.ceiling is not None else None,
     }
     if question.gold is not None:
         return DrugprotData(**common, extraction=question.gold.as_record())

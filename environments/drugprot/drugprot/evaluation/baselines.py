@@ -218,7 +218,10 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         )
         pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
         answer = ScoredAnswer.of(score, rescored=False)
-        rollouts.append(Rollout.of(pair, answer, reward=reward.value(score), versions=versions))
+        ceiling = (task.ceiling.gold, task.ceiling.candidates)
+        rollouts.append(
+            Rollout.of(pair, answer, reward=reward.value(score), versions=versions, ceiling=ceiling)
+        )
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
     return Run(
@@ -246,12 +249,17 @@ def _extraction_run(baseline: str, options: TaskOptions, documents: list[Documen
     versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
     reward, rollouts = options.make_reward(), []
     for question in questions:
-        assert question.gold is not None  # an extraction question carries its gold
+        assert question.gold is not None and question.ceiling is not None  # an extraction question carries both
         score = score_extraction(extraction_reply(baseline, by_pmid[question.pmid]), None, question.gold)
         answer = ExtractionAnswer.of(score, rescored=False)
         rollouts.append(
             ExtractionRollout(
-                question.pmid, question.gold, answer, reward=reward.value(score), versions=versions
+                question.pmid,
+                question.gold,
+                answer,
+                reward=reward.value(score),
+                versions=versions,
+                ceiling=(question.ceiling.gold, question.ceiling.candidates),
             )  # fmt: skip
         )
     return Run(

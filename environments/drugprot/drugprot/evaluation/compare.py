@@ -9,8 +9,11 @@ from typing import Any
 
 from drugprot.evaluation import extraction_summary
 from drugprot.evaluation.records import ReportError, Run
-from drugprot.evaluation.stats import flips, paired_bootstrap
+from drugprot.evaluation.stats import by_abstract, flips, paired_bootstrap
 from drugprot.evaluation.summary import bootstrap_dict, group_by_task, majority_label, task_counts
+
+SIGN_FLIP_TEST = "exact sign-flip (permutation) test with abstracts as units"
+"""The paired test of ``flips`` (``stats.sign_flip_p``): the paired permutation test with abstracts as units."""
 
 
 def check_modes(runs: list[Run]) -> None:
@@ -62,11 +65,12 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
 
     Only for runs over the same tasks in the same setting (``same_tasks``); otherwise ``paired`` is False and
     ``reason`` says why. Differences are ``second - first``: the point difference of accuracy, micro-F1 and
-    macro-F1 (rollouts pooled) and, unless ``resamples`` is 0, their paired percentile bootstrap intervals
-    (``stats.paired_bootstrap``, tasks matched by key). ``flips`` compares the runs task by task: a task is
-    right in a run when its majority answer (``majority_label``; with one rollout per task, that rollout's
-    answer) is one of its gold types; ``first_only`` counts the tasks right in ``first`` and wrong in
-    ``second``, ``second_only`` the reverse, with the exact McNemar p-value of those two counts.
+    macro-F1 (rollouts pooled) and, unless ``resamples`` is 0, their paired percentile bootstrap intervals over
+    abstracts (``stats.paired_bootstrap``, tasks matched by key, all tasks of an abstract resampled together).
+    ``flips`` compares the runs task by task: a task is right in a run when its majority answer
+    (``majority_label``; with one rollout per task, that rollout's answer) is one of its gold types;
+    ``first_only`` counts the tasks right in ``first`` and wrong in ``second``, ``second_only`` the reverse;
+    ``p`` is the exact sign-flip test of the per-abstract differences (``stats.sign_flip_p``).
     """
     check_modes([first, second])
     extracting = first.mode == extraction_summary.EXTRACTION
@@ -77,32 +81,38 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
         keys, first_counts = extraction_summary.task_counts(first.extraction)
         second_keys, second_counts = extraction_summary.task_counts(second.extraction)
         right = [extraction_summary.majority_exact(run.extraction) for run in (first, second)]
+        pmids = list(keys)
     else:
         keys, first_counts = task_counts(first.rollouts)
         second_keys, second_counts = task_counts(second.rollouts)
         right = [_majority_right(run) for run in (first, second)]
+        pmids = [key[0] for key in keys]
     order = {key: i for i, key in enumerate(second_keys)}
     second_counts = second_counts[[order[key] for key in keys]]
-    result = flips([right[0][key] for key in keys], [right[1][key] for key in keys])
+    result = flips([right[0][key] for key in keys], [right[1][key] for key in keys], pmids)
     out: dict[str, Any] = {
         "paired": True,
         "tasks": len(keys),
+        "abstracts": result.clusters,
         "flips": {
             "first_only": result.first_only,
             "second_only": result.second_only,
             "both": result.both,
             "neither": result.neither,
-            "mcnemar_p": result.mcnemar_p,
+            "p": result.p,
+            "test": SIGN_FLIP_TEST,
         },
         "intervals": None,
     }
-    if resamples > 0 and len(keys) >= 2:
-        delta = paired_bootstrap(first_counts, second_counts, resamples=resamples, seed=seed)
-        out["intervals"] = extraction_summary.abstracts_bootstrap(delta) if extracting else bootstrap_dict(delta)
+    if resamples > 0 and result.clusters >= 2:
+        first_summed, second_summed = by_abstract(pmids, first_counts)[1], by_abstract(pmids, second_counts)[1]
+        delta = paired_bootstrap(first_summed, second_summed, resamples=resamples, seed=seed)
+        out["intervals"] = (
+            extraction_summary.abstracts_bootstrap(delta) if extracting else bootstrap_dict(delta, tasks=len(keys))
+        )
     elif resamples > 0:
-        unit = "abstracts" if extracting else "tasks"
         out["intervals"] = {
-            "unavailable": f"a bootstrap over {unit} needs at least 2 {unit}; the runs share {len(keys)}"
+            "unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; the runs share {result.clusters}"
         }
     return out
 

@@ -132,6 +132,18 @@ def _record(info: dict[str, Any] | None) -> ScoredAnswer | None:
     return ScoredAnswer(label, None if reason is None else shorten(reason), None if fmt is None else shorten(fmt))
 
 
+def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int] | None:
+    """The task data's ``ceiling`` (``[gold relations, on candidates]`` of its abstract), or None when it is missing
+    or not two counts with ``0 <= candidates <= gold`` (best effort: the report then says the ceiling is unknown)."""
+    value = data.get("ceiling") if data is not None else None
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    gold, candidates = value
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in value) or not 0 <= candidates <= gold:
+        return None
+    return (gold, candidates)
+
+
 def rollout_versions(info: dict[str, Any] | None) -> Versions | None:
     """The rollout's ``info["drugprot"]["versions"]`` for display (``VERSION_NAMES``), or None without one."""
     record = versions_from_info(info.get(INFO_KEY) if info is not None else None)
@@ -229,6 +241,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRoll
         "error": error,
         "error_message": None if message is None else shorten(message, 300),
         "versions": rollout_versions(info),
+        "ceiling": ceiling_of_task(data),
     }
     if pmid is not None and gold is not None:
         record = extraction_record(info, _v1_accuracy(trace), gold) if trusted else None
@@ -297,6 +310,7 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
         "error": error,
         "error_message": message,
         "versions": rollout_versions(info),
+        "ceiling": ceiling_of_task(info),
     }
     if pmid is not None and gold is not None:
         record = extraction_record(info, get_number(row, "accuracy", "accuracy"), gold)

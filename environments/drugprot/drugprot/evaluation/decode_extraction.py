@@ -4,7 +4,10 @@ A rollout is an extraction rollout when its task data (v1 ``task.data``, legacy 
 ``extraction`` gold record (``ExtractionGold.as_record()``). Its answer is the ``info["drugprot"]`` record the
 scorer wrote (``ExtractionScore.as_info()``) with the recorded accuracy reward, when both are there and
 consistent with the gold; otherwise the reply is re-scored with ``drugprot.core.scoring.score_extraction``, so a
-malformed record never loses the rollout. A gold record of the wrong shape is a ``BadRecord`` naming the field.
+malformed record never loses the rollout. A record made by scorer version 1 or 2 (or none recorded) that rejected
+lines as ``wrong_entity_type`` is re-scored too: those versions rejected a line with its arguments swapped, which
+the current scorer reads as the relation, so reward, report and export agree on every run. A gold record of the
+wrong shape is a ``BadRecord`` naming the field.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from drugprot.core.extraction import ExtractionGold
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_extraction
+from drugprot.core.versions import from_info as versions_from_info
 from drugprot.evaluation.records import ROLLOUT_ERROR, ExtractionAnswer, Triple
 from drugprot.evaluation.typed_json import BadRecord, describe, identity, shorten
 
@@ -21,6 +25,10 @@ _TYPES = frozenset(RELATION_NAMES)
 _COUNTS = (("malformed", "malformed"), ("unknown_id", "unknown_id"), ("wrong_entity_type", "wrong_type"),
            ("duplicate", "duplicate"))  # fmt: skip
 """(key in the info record, ``ExtractionAnswer`` field) of the rejected-line counts."""
+
+
+_SWAP_REJECTED = (None, "1", "2")
+"""Scorer versions (None: unrecorded) whose ``wrong_entity_type`` count may hold swapped lines that now score."""
 
 
 def is_extraction(data: dict[str, Any]) -> bool:
@@ -122,6 +130,8 @@ def extraction_record(
     if [record.get("tp"), record.get("fp"), record.get("fn")] != [tp, len(relations) - tp, len(gold.relations) - tp]:
         return None
     malformed, unknown, wrong, duplicate = (c or 0 for c in counts)
+    if wrong and (versions_from_info(record) or {}).get("scorer") in _SWAP_REJECTED:
+        return None
     return ExtractionAnswer(
         relations,
         accuracy,

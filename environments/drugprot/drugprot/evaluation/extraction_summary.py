@@ -14,8 +14,9 @@ task's matching. Two aggregates, as in pair mode:
   replies without a relations block do not vote; with one rollout per abstract, its answer). This is what
   ``--export-tsv`` writes, so the official scorer reproduces it.
 
-Intervals (``stats.bootstrap_metrics``) resample abstracts, all rollouts of an abstract together: an abstract's
-cells belong to it alone, so its count row (``task_counts``) sums exactly into the run's pooled counts. There
+Intervals (``stats.bootstrap_metrics``) resample abstracts, all rollouts of an abstract together, in sorted PMID
+order (``stats.by_abstract``): an abstract's cells belong to it alone, so its count row (``task_counts``) sums
+exactly into the run's pooled counts. There
 "accuracy" is the mean accuracy reward, the per-abstract F1 of ``drugprot.core.scoring.score_extraction``.
 """
 
@@ -29,10 +30,11 @@ from drugprot.core.extraction import NO_BLOCK
 from drugprot.core.metrics import RelationRow, Scores, score_relations
 from drugprot.core.parsing import REASONING_INCOMPLETE
 from drugprot.evaluation.records import ExtractionRollout, ReportError, Run, RunConfig, Triple
-from drugprot.evaluation.stats import DEFAULT_SEED, bootstrap_metrics, count_row
+from drugprot.evaluation.stats import DEFAULT_SEED, bootstrap_metrics, by_abstract, count_row
 from drugprot.evaluation.summary import (
     bootstrap_dict,
     bounded_mean,
+    ceiling_summary,
     class_dict,
     errored_summary,
     lines_summary,
@@ -110,12 +112,13 @@ def task_counts(rollouts: Sequence[ExtractionRollout]) -> tuple[list[str], Any]:
     return list(groups), np.array(rows)
 
 
+ROLLOUTS_TOGETHER = "all rollouts of an abstract together"
+"""How extraction mode's bootstrap resamples (``summary.bootstrap_dict``'s ``together``)."""
+
+
 def abstracts_bootstrap(result: Any) -> dict[str, Any]:
-    """``summary.bootstrap_dict`` of a bootstrap whose unit is the abstract."""
-    return bootstrap_dict(result) | {
-        "method": f"{result.method} bootstrap over abstracts",
-        "unit": "abstract: all rollouts of an abstract are resampled together",
-    }
+    """``summary.bootstrap_dict`` of an extraction run's bootstrap (a task is an abstract)."""
+    return bootstrap_dict(result, tasks=result.units, together=ROLLOUTS_TOGETHER)
 
 
 def _intervals(rollouts: Sequence[ExtractionRollout], resamples: int, seed: int) -> dict[str, Any] | None:
@@ -124,38 +127,24 @@ def _intervals(rollouts: Sequence[ExtractionRollout], resamples: int, seed: int)
     abstracts = len(group_by_abstract(rollouts))
     if abstracts < 2:
         return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {abstracts}"}
-    return abstracts_bootstrap(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
+    pmids, counts = task_counts(rollouts)
+    return abstracts_bootstrap(bootstrap_metrics(by_abstract(pmids, counts)[1], resamples=resamples, seed=seed))
 
 
-def extraction_setting(config: RunConfig) -> dict[str, Any]:
-    """What the micro-F1 of an extraction run means, and whether it is comparable with BioCreative VII: only
-    every abstract of a split is (None when the run's config was not found)."""
-    if config.limit is None:
-        comparable = None
-        verdict = (
-            "comparability unknown (the saved config does not say whether the abstracts were limited): it needs "
-            "every abstract of a split."
-        )
-    elif not config.limit:
-        comparable = True
-        named = config.data_label or config.data_path
-        data = f"every abstract of {named} (a whole split only if that data is one)" if named else (
-            f"the whole {config.split or '?'} split"
-        )  # fmt: skip
-        verdict = (
-            f"{data}: comparable with the official metric (the published anchors are on the hidden test set; "
-            "the validation split is the official development set)."
-        )
-    else:
-        comparable = False
-        verdict = f"abstracts limited ({config.limit}): NOT comparable with BioCreative VII; only a whole split is."
+def extraction_setting(config: RunConfig, abstracts: int = 0, ceiling: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the micro-F1 of an extraction run means, and whether it is comparable with BioCreative VII
+    (``comparability.verdict``: only every abstract of an official split is; None when the run does not record
+    enough to tell)."""
+    from drugprot.evaluation.comparability import verdict
+
+    comparable, why = verdict(config, mode="extraction", abstracts=abstracts, ceiling=ceiling or {})
     return {
         "mode": EXTRACTION,
         "negatives": None,
         "comparable_with_official": comparable,
         "note": "extraction: one task per abstract, the model lists every relation; every chemical-gene pair of "
         "the abstract is scored (a listed triple not in the gold is a false positive, an unlisted gold triple a "
-        "false negative; no relation is the absence of a line). " + verdict[0].upper() + verdict[1:],
+        "false negative; no relation is the absence of a line). " + why[0].upper() + why[1:],
     }
 
 
@@ -212,7 +201,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
             "limit": run.config.limit,
             "versions": run_versions(rollouts),
         },
-        "setting": extraction_setting(run.config),
+        "setting": extraction_setting(run.config, len(groups)),
         "n_tasks": len(groups),
         "n_rollouts": n,
         "rollouts_per_task": {"min": min(ks), "max": max(ks)},
@@ -224,6 +213,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
         "intervals": _intervals(rollouts, resamples, seed),
+        "ceiling": ceiling_summary(rollouts, None),
         "per_class": class_dict(pooled),
         "quality": quality(rollouts),
         "invalid_rate": sum(not r.answered for r in rollouts) / n,

@@ -107,6 +107,9 @@ class Rollout:
     versions: Versions | None = None
     """What made the rollout, as ``run_versions`` shows it: env, prompt and scorer versions and the data
     (``drugprot.core.versions``); None for a rollout recorded without them (an older run)."""
+    ceiling: tuple[int, int] | None = None
+    """Its abstract's gold relations and how many are on candidate pairs (``drugprot.core.candidates.Ceiling``);
+    None when the task data did not record it (an older run)."""
 
     @classmethod
     def of(
@@ -121,6 +124,7 @@ class Rollout:
         error: str | None = None,
         error_message: str | None = None,
         versions: Versions | None = None,
+        ceiling: tuple[int, int] | None = None,
     ) -> Rollout:
         """The rollout of ``answer`` to ``pair`` (every reader of a run and every baseline builds it here)."""
         return cls(
@@ -140,6 +144,7 @@ class Rollout:
             error=error,
             error_message=error_message,
             versions=versions,
+            ceiling=ceiling,
         )
 
     @property
@@ -205,6 +210,8 @@ class ExtractionRollout:
     """Type of the rollout's last recorded error, or None (as ``Rollout.error``)."""
     error_message: str | None = None
     versions: Versions | None = None
+    ceiling: tuple[int, int] | None = None
+    """As ``Rollout.ceiling``."""
 
     @property
     def key(self) -> str:

@@ -16,6 +16,11 @@ def pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def comparable_text(comparable: bool | None) -> str:
+    """The comparison table's "comparable w/ official" cell: true, false, or unknown (not recorded)."""
+    return "unknown" if comparable is None else str(comparable).lower()
+
+
 def counts_text(counter: Mapping[str, int]) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in counter.items()) or "none"
 
@@ -82,6 +87,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         *version_lines(_run_versions(report)),
         f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
         f"  setting: {report['setting']['note']}",
+        ceiling_line(report),
     ]
     lines += skipped_lines(report["lines"])
     errored = report["errored"]
@@ -96,6 +102,30 @@ def _header(report: Mapping[str, Any]) -> list[str]:
             "(no usable info['drugprot'] record: older run or scoring error)"
         )
     return lines
+
+
+def ceiling_line(report: Mapping[str, Any]) -> str:
+    """The report's ceiling line: the evaluated abstracts' gold relations, how many are candidates, how many can
+    never be predicted (``summary.ceiling_summary``)."""
+    c = report.get("ceiling")
+    if c is None:
+        return "  ceiling: not recorded in this report"
+    tasks = "" if c["in_tasks"] is None else f"; {c['in_tasks']} in this run's tasks"
+    if not c["known"]:
+        return (
+            f"  ceiling: unknown (the run's tasks do not record their abstract's gold relations: a run made before "
+            f"drugprot recorded them){tasks}"
+        )
+    bound = f" (max recall {pct(c['max_recall'])}, max F1 {pct(c['max_f1'])})" if c["max_recall"] is not None else ""
+    outside = (
+        "outside them (across sentences: the prompt says relations hold within one)"
+        if report["setting"]["mode"] == "extraction"
+        else "never predictable (no task asks them)"
+    )
+    return (
+        f"  ceiling (candidates: {c['rule']}): {c['gold_relations']} gold relations in the {c['abstracts']} "
+        f"abstracts, {c['candidates']} on candidates, {c['never_predicted']} {outside}{bound}{tasks}"
+    )
 
 
 def _run_versions(report: Mapping[str, Any]) -> dict[str, str]:
@@ -167,18 +197,17 @@ def ci_text(intervals: Mapping[str, Any] | None, name: str, *, signed: bool = Fa
     return f"  [{low:+.3f}, {high:+.3f}]" if signed else f"  [{low:.3f}, {high:.3f}]"
 
 
-def format_intervals_note(intervals: Mapping[str, Any] | None, *, unit: str = "task") -> list[str]:
-    """What the bracketed intervals are (or why there are none); nothing when they were disabled. ``unit``: what
-    a task is (``task``; ``abstract`` in extraction mode)."""
+def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
+    """What the bracketed intervals are (or why there are none); nothing when they were disabled."""
     if intervals is None:
         return []
     if "unavailable" in intervals:
         return [f"  no 95% intervals: {intervals['unavailable']}"]
-    article = "an" if unit[0] in "aeiou" else "a"
+    tasks = f" ({intervals['tasks']} tasks)" if intervals["tasks"] != intervals["abstracts"] else ""
     return [
-        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of {article} {unit} together), "
-        f"{intervals['resamples']} resamples of the {intervals['tasks']} {unit}s, seed {intervals['seed']} "
-        "(--bootstrap N, --seed S; --bootstrap 0: none)"
+        f"  [low, high]: {intervals['level']:.0%} {intervals['method']} ({intervals['together']}), "
+        f"{intervals['resamples']} resamples of the {intervals['abstracts']} abstracts{tasks}, "
+        f"seed {intervals['seed']} (--bootstrap N, --seed S; --bootstrap 0: none)"
     ]
 
 
@@ -239,10 +268,9 @@ def table_lines(cols: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) 
 
 
 def comparison_intervals(
-    cols: Sequence[str], reports: Sequence[Mapping[str, Any]], *, accuracy: str = "accuracy", together: str = ""
+    cols: Sequence[str], reports: Sequence[Mapping[str, Any]], *, accuracy: str = "accuracy"
 ) -> list[str]:
-    """Each run's 95% intervals of accuracy (named ``accuracy``), micro-F1 and macro-F1, one line per run;
-    ``together`` says how the bootstrap resamples (put in the heading)."""
+    """Each run's 95% intervals of accuracy (named ``accuracy``), micro-F1 and macro-F1, one line per run."""
     out: list[str] = []
     shown = False  # the heading, before the first run that has intervals
     for col, report in zip(cols, reports, strict=True):
@@ -256,7 +284,7 @@ def comparison_intervals(
             shown = True
             out += [
                 "",
-                f"{intervals['level']:.0%} intervals ({intervals['method']}, {together}"
+                f"{intervals['level']:.0%} intervals ({intervals['method']}, {intervals['together']}; "
                 f"{intervals['resamples']} resamples, seed {intervals['seed']})",
             ]
         out.append(
@@ -353,12 +381,12 @@ def format_comparison(
             "mean output tokens",
             [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None else "-" for r in reports],
         ),
-        ("comparable w/ official", [str(r["setting"]["comparable_with_official"]).lower() for r in reports]),
+        ("comparable w/ official", [comparable_text(r["setting"]["comparable_with_official"]) for r in reports]),
     ]
     for name in RELATION_NAMES:
         rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))
     out += table_lines(cols, rows)
-    out += comparison_intervals(cols, reports, together="all rollouts of a task together; ")
+    out += comparison_intervals(cols, reports)
     for col, comparison in zip(cols[1:], comparisons or (), strict=False):
         out += ["", *format_paired(cols[0], col, comparison)]
     return "\n".join(out)
@@ -382,14 +410,17 @@ def format_paired(
     if not comparison["paired"]:
         return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
     intervals = comparison["intervals"]
+    abstracts = comparison.get("abstracts", comparison["tasks"])
+    within = f" of {abstracts} abstracts" if units != "abstracts" else ""
     out = [
-        f"Paired comparison {second} - {first} over the same {comparison['tasks']} {units} (matched by {matched_by})"
+        f"Paired comparison {second} - {first} over the same {comparison['tasks']} {units}{within} "
+        f"(matched by {matched_by})"
     ]
     if intervals is not None and "unavailable" not in intervals:
         names = {"accuracy": accuracy, "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
         out += [
-            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']}, both runs on the same "
-            f"resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
+            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']} ({intervals['together']}), "
+            f"both runs on the same resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
             *(
                 f"  delta {names[name]:<22}{intervals[name]['estimate']:+.3f}{ci_text(intervals, name, signed=True)}"
                 for name in METRICS
@@ -400,6 +431,7 @@ def format_paired(
     f, (lead, side) = comparison["flips"], flips
     out.append(
         f"  {lead}: {side} {first} only {f['first_only']}, {side} {second} only {f['second_only']}, both {f['both']}, "
-        f"neither {f['neither']}; exact McNemar p = {f['mcnemar_p']:.3g}"
+        f"neither {f['neither']}"
     )
+    out.append(f"  paired test: {f['test']}, {abstracts} abstracts: p = {f['p']:.3g}")
     return out

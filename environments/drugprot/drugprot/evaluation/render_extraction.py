@@ -8,7 +8,9 @@ from typing import Any
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation.records import version_lines
 from drugprot.evaluation.render import (
+    ceiling_line,
     ci_text,
+    comparable_text,
     comparison_intervals,
     counts_text,
     data_name,
@@ -43,6 +45,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  {report['n_tasks']} abstracts, {report['n_rollouts']} rollouts ({per} per abstract), "
         f"{report['gold_relations']} gold relations",
         f"  setting: {report['setting']['note']}",
+        ceiling_line(report),
         *skipped_lines(report["lines"]),
     ]
     errored = report["errored"]
@@ -93,7 +96,7 @@ def format_extraction_report(report: Mapping[str, Any]) -> str:
         "Official DrugProt metric (13 types, every chemical-gene pair of each abstract, NO-RELATION never scored)",
         *official_metric_lines(report, majority_row="micro, majority/abstract"),
         "  majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)",
-        *format_intervals_note(intervals, unit="abstract"),
+        *format_intervals_note(intervals),
         "",
         *per_class_lines(list(report["per_class"].items())),
     ]
@@ -128,7 +131,7 @@ def format_extraction_comparison(
         ("micro F1 (majority)", [pct(r["majority"]["micro_f1"]) for r in reports]),
         ("macro F1 (13 types)", [pct(r["macro_f1"]) for r in reports]),
         ("no-answer rate", [pct(r["invalid_rate"]) for r in reports]),
-        ("comparable w/ official", [str(r["setting"]["comparable_with_official"]).lower() for r in reports]),
+        ("comparable w/ official", [comparable_text(r["setting"]["comparable_with_official"]) for r in reports]),
     ]
     rows += [
         (f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]) for name in RELATION_NAMES

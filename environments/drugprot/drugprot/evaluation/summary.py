@@ -19,7 +19,7 @@ from drugprot.evaluation.records import (
     Run,
     RunConfig,
 )
-from drugprot.evaluation.stats import DEFAULT_SEED, Bootstrap, bootstrap_metrics, count_row
+from drugprot.evaluation.stats import DEFAULT_SEED, Bootstrap, bootstrap_metrics, by_abstract, count_row
 
 
 def run_versions(rollouts: Sequence[Rollout | ExtractionRollout]) -> dict[str, str]:
@@ -102,21 +102,57 @@ def _intervals(rollouts: Sequence[Rollout], resamples: int, seed: int) -> dict[s
     """The ``intervals`` of ``summarize``: None when disabled; a reason instead of figures when impossible."""
     if resamples <= 0:
         return None
-    tasks = len(group_by_task(rollouts))
-    if tasks < 2:
-        return {"unavailable": f"a bootstrap over tasks needs at least 2 tasks; this run has {tasks}"}
-    return bootstrap_dict(bootstrap_metrics(task_counts(rollouts)[1], resamples=resamples, seed=seed))
+    keys, counts = task_counts(rollouts)
+    pmids, summed = by_abstract([key[0] for key in keys], counts)
+    if len(pmids) < 2:
+        return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {len(pmids)}"}
+    return bootstrap_dict(bootstrap_metrics(summed, resamples=resamples, seed=seed), tasks=len(keys))
 
 
-def bootstrap_dict(result: Bootstrap) -> dict[str, Any]:
+PAIRS_TOGETHER = "all pairs and rollouts of an abstract together"
+"""How pair mode's bootstrap resamples (``bootstrap_dict``'s ``together``)."""
+
+
+def bootstrap_dict(result: Bootstrap, *, tasks: int, together: str = PAIRS_TOGETHER) -> dict[str, Any]:
+    """The JSON of a bootstrap over abstracts: its settings (``tasks``: the tasks in those abstracts; ``together``:
+    what is resampled with an abstract) and the interval of each of ``stats.METRICS``."""
     return {
         "level": result.level,
-        "method": f"{result.method} bootstrap over tasks",
-        "unit": "task: all rollouts of a task are resampled together",
-        "tasks": result.tasks,
+        "method": f"{result.method} bootstrap over abstracts",
+        "unit": f"abstract: {together}",
+        "together": together,
+        "abstracts": result.units,
+        "tasks": tasks,
         "resamples": result.resamples,
         "seed": result.seed,
         **{name: {"estimate": i.estimate, "low": i.low, "high": i.high} for name, i in result.intervals.items()},
+    }
+
+
+CANDIDATE_RULE = "same-sentence chemical-gene mention pairs, gold or not"
+"""The candidate rule (``drugprot.core.candidates``), as the report names it."""
+
+
+def ceiling_summary(rollouts: Sequence[Rollout | ExtractionRollout], in_tasks: int | None) -> dict[str, Any]:
+    """The ``ceiling`` of a report: the evaluated abstracts' gold relations, how many are on candidate pairs and
+    how many can never be predicted (with the recall and F1 a perfect run would reach), and ``in_tasks``: the gold
+    relations of the run's own tasks (pair mode; fewer than the candidates when the tasks were limited).
+    ``known`` is False when some rollout's task did not record its abstract's ceiling (an older run)."""
+    per_abstract: dict[str, tuple[int, int] | None] = {}
+    for rollout in rollouts:
+        per_abstract.setdefault(rollout.pmid, rollout.ceiling)
+    out: dict[str, Any] = {"rule": CANDIDATE_RULE, "abstracts": len(per_abstract), "in_tasks": in_tasks}
+    if any(value is None for value in per_abstract.values()):
+        return out | {"known": False}
+    gold = sum(value[0] for value in per_abstract.values() if value is not None)
+    candidates = sum(value[1] for value in per_abstract.values() if value is not None)
+    return out | {
+        "known": True,
+        "gold_relations": gold,
+        "candidates": candidates,
+        "never_predicted": gold - candidates,
+        "max_recall": candidates / gold if gold else None,
+        "max_f1": 2 * candidates / (candidates + gold) if gold else None,
     }
 
 
@@ -171,12 +207,13 @@ def _no_relation_scores(rollouts: Sequence[Rollout]) -> dict[str, float | int] |
     }
 
 
-def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]:
-    """What the micro-F1 means for this run: mode, negatives, and whether it is comparable with BioCreative VII.
+def setting_of(rollouts: Sequence[Rollout], config: RunConfig, ceiling: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the micro-F1 means for this run: mode, negatives, and whether it is comparable with BioCreative VII
+    (``comparability.verdict``: True only for ``negatives=all`` over a whole official split with every gold
+    relation a candidate; None when the run does not record enough to tell). ``ceiling``: the run's
+    ``ceiling_summary`` (computed from ``rollouts`` when not given)."""
+    from drugprot.evaluation.comparability import verdict
 
-    ``comparable_with_official`` is True only for ``negatives=all`` over a whole split (no task limit);
-    None when the run's config was not found.
-    """
     with_nr = any(r.with_no_relation for r in rollouts)
     if not with_nr:
         return {
@@ -187,35 +224,14 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig) -> dict[str, Any]
             "through invalid answers (FN, no FP) and wrong types (FP and FN); on a multi-label pair "
             "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
         }
-    negatives = config.negatives
-    if negatives is None or (negatives == "all" and config.limit is None):
-        comparable = None
-        verdict = (
-            "comparability unknown (the saved config does not say whether the tasks were limited): it "
-            "needs negatives=all on a whole split."
-        )
-    elif negatives == "all" and not config.limit:
-        comparable = True
-        named = config.data_label or config.data_path
-        data = (
-            f"every task of {named} (a whole split only if that data is one)"
-            if named
-            else f"the whole {config.split or '?'} split"
-        )
-        verdict = (
-            f"negatives=all over {data}: comparable with the official metric (the published anchors are on "
-            "the hidden test set; the validation split is the official development set)."
-        )
-    else:
-        comparable = False
-        why = f"negatives={negatives}" if negatives != "all" else f"tasks limited ({config.limit})"
-        verdict = f"{why}: NOT comparable with BioCreative VII; only negatives=all on a whole split is."
+    ceiling = ceiling if ceiling is not None else ceiling_summary(rollouts, None)
+    comparable, why = verdict(config, mode="pair", abstracts=len({r.pmid for r in rollouts}), ceiling=ceiling)
     return {
         "mode": "negatives",
-        "negatives": negatives,
+        "negatives": config.negatives,
         "comparable_with_official": comparable,
         "note": "with NO-RELATION candidates: a type answered on a no-relation pair is a false positive; an N or "
-        "invalid answer on a gold pair is a false negative; N itself is never scored. " + verdict,
+        "invalid answer on a gold pair is a false negative; N itself is never scored. " + why[0].upper() + why[1:],
     }
 
 
@@ -263,8 +279,9 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     """Every number of the report for one run, as a JSON-ready dict (the ``--json`` output).
 
     ``resamples`` > 0 adds ``intervals``: 95% percentile bootstrap intervals of accuracy, micro-F1 and macro-F1
-    (rollouts pooled) over ``resamples`` resamples of the tasks, seeded by ``seed`` (``stats.bootstrap_metrics``);
-    ``{"unavailable": reason}`` when the run has fewer than 2 tasks; None when ``resamples`` is 0.
+    (rollouts pooled) over ``resamples`` resamples of the abstracts (all pairs and rollouts of an abstract
+    together), seeded by ``seed`` (``stats.bootstrap_metrics``); ``{"unavailable": reason}`` when the run has
+    fewer than 2 abstracts; None when ``resamples`` is 0.
 
     Raises:
         ReportError: the run has no rollouts.
@@ -283,6 +300,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
     errored = errored_summary(rollouts)
+    ceiling = ceiling_summary(rollouts, sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values()))
     return {
         "failed": errored["failed"],
         "errored": errored,
@@ -297,7 +315,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
             "limit": run.config.limit,
             "versions": run_versions(rollouts),
         },
-        "setting": setting_of(rollouts, run.config),
+        "setting": setting_of(rollouts, run.config, ceiling),
         "n_tasks": len(groups),
         "n_rollouts": n,
         "rollouts_per_task": {"min": min(ks), "max": max(ks)},
@@ -308,6 +326,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
         "intervals": _intervals(rollouts, resamples, seed),
+        "ceiling": ceiling_summary(rollouts, sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values())),
         "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
