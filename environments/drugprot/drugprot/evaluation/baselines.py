@@ -33,6 +33,7 @@ from drugprot.core.errors import DrugprotError
 from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION, letter_of
 from drugprot.core.options import MODES, TaskOptions
+from drugprot.core.outputs import EXIT_ERROR, error_line, expand_inputs
 from drugprot.core.questions import extraction_question, select_tasks
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import INFO_KEY, score_extraction, score_reply
@@ -51,6 +52,7 @@ from drugprot.evaluation.records import (
     ScoredAnswer,
 )
 from drugprot.evaluation.report import add_output_arguments, emit
+from drugprot.evaluation.report_outputs import prepare_outputs
 
 BASELINES = ("majority", "lexical")
 MAJORITY = "INHIBITOR"
@@ -305,9 +307,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pair: one task per chemical-gene pair (default); extraction: one task per abstract, the baseline's "
         "pair rule on every same-sentence pair, its relations listed as a model's reply would list them",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of negative sampling and --shuffle")
+    parser.add_argument(
+        "--sampling-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of negative sampling and --shuffle (default 0; the bootstrap's is --bootstrap-seed)",
+    )
+    # The old spelling: --seed was this seed here (and the bootstrap's in drugprot report), so it keeps its meaning.
+    parser.add_argument("--seed", dest="sampling_seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--num-tasks", type=int, default=None, help="keep the first N tasks")
-    parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --seed) first")
+    parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --sampling-seed) first")
     add_output_arguments(parser)
 
 
@@ -318,16 +328,17 @@ def run(args: argparse.Namespace) -> int:
             data_path=args.data_path,
             num_tasks=args.num_tasks,
             shuffle=args.shuffle,
-            seed=args.seed,
+            seed=args.sampling_seed,
             negatives=args.negatives,  # normalised ("2" -> 2, " ALL" -> "all") by TaskOptions
             revision=args.revision,
             mode=args.mode,
         )
+        outputs = prepare_outputs(args, expand_inputs([args.data_path]))  # before any work
         runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
-        return emit(runs, args)
+        return emit(runs, args, outputs=outputs)
     except (DrugprotError, OSError) as exc:
-        print(f"drugprot baseline: error: {exc}", file=sys.stderr)
-        return 2
+        print(error_line("baseline", exc), file=sys.stderr)
+        return EXIT_ERROR
 
 
 __all__ = [

@@ -178,7 +178,7 @@ def format_intervals_note(intervals: Mapping[str, Any] | None, *, unit: str = "t
     return [
         f"  [low, high]: {intervals['level']:.0%} {intervals['method']} (all rollouts of {article} {unit} together), "
         f"{intervals['resamples']} resamples of the {intervals['tasks']} {unit}s, seed {intervals['seed']} "
-        "(--bootstrap N, --seed S; --bootstrap 0: none)"
+        "(--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)"
     ]
 
 
