@@ -30,6 +30,7 @@ PROMPT_DIGESTS = {"1": "26529b14868a8520ac9c74aeb71a5d5e05a914ebc1090b349d1b3ceb
 SCORER_DIGESTS = {
     "1": "116d406a4d75cd0a84397ef1e095bb3d8cef2ac2ebe5d3c226f9441efb1b1ea3",  # parsing/scoring.py before 081396c
     "2": "8166d17610627e02ad0dbf4e845dbd48b5c96ca6930e9000090ca71085c0540d",
+    "3": "2368008ed08f223fad1ab037b6acffcd60d09f3c4f33facfa958b028a7463a8b",  # NBSP around a boxed letter
 }
 """SCORER_VERSION -> sha256 of ``scored_replies()``."""
 
@@ -90,6 +91,7 @@ CONTENTS = (
     "It is clear.</think>\\boxed{A}",
     "<think>x</think>\\boxed{ı}",
     "<think>x</think>\\boxed{Ｅ}",
+    "<think>x</think>\\boxed{\u00a0E\u2003}",  # Unicode whitespace around the letter (version 3)
     "<think>x</think>\\boxed{E",
     "<think>x</think>\\boxed{" + "E" * 300 + "}",
 )
@@ -144,7 +146,7 @@ def test_the_pins_see_a_one_character_change() -> None:
     scores = scored_replies()
     assert digest([{**scores[0], "format": 1.0 - scores[0]["format"]}, *scores[1:]]) != digest(scores)
     # What the pins cover: 2 system prompts + 4 renderings of each of DOCUMENT's 5 pairs (3 gold, 2 candidates),
-    # and 24 replies x 3 reasoning fields x 2 option sets.
+    # and 25 replies x 3 reasoning fields x 2 option sets.
     assert [(t.key, t.labels) for t in build_tasks([DOCUMENT], negatives="all")] == [
         ("99999999:T1:T2", ("INHIBITOR",)),
         ("99999999:T1:T3", ("INHIBITOR", "SUBSTRATE")),
@@ -152,7 +154,7 @@ def test_the_pins_see_a_one_character_change() -> None:
         ("99999999:T4:T3", ("NO-RELATION",)),
         ("99999999:T4:T5", ("NO-RELATION",)),
     ]
-    assert (len(prompts), len(scores)) == (22, 144)
+    assert (len(prompts), len(scores)) == (22, 150)
 
 
 def test_the_package_version_is_the_pyproject_one() -> None:

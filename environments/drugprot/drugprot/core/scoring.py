@@ -26,12 +26,14 @@ from drugprot.core.labels import RELATION_NAMES, by_letter
 from drugprot.core.metrics import prf
 from drugprot.core.parsing import ParsedReply, parse_reply
 
-SCORER_VERSION = "2"
+SCORER_VERSION = "3"
 """Version of the reply rules and the reward (``drugprot.core.parsing`` and this module), recorded in every rollout
 (``drugprot.core.versions``) and printed by ``drugprot report``. Bump it (a new integer) whenever a change makes
 some reply parse or score differently: a reward, letter, label or reason. Version 2: an answer counts only
 after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which replaced version 1's
-``unterminated_think`` and ``no_reasoning``). ``tests/core/test_versions.py`` pins a digest of the scores of a table
+``unterminated_think`` and ``no_reasoning``). Version 3: Unicode whitespace (NBSP ...) around a boxed answer is
+whitespace; an extraction relations block over ``MAX_RELATIONS_CHARS`` is no answer (``relations_block_too_long``).
+``tests/core/test_versions.py`` pins a digest of the scores of a table
 of replies per version and fails until the bump is made."""
 
 _RELATION_TYPES: Final = frozenset(RELATION_NAMES)
@@ -353,5 +355,10 @@ def score_task_reply(
     ``ExtractionGold.as_record()`` of its abstract) through ``EXTRACTION_SCORES``, a pair task (its gold ``labels``,
     ``with_no_relation``) through ``SCORES``. Never raises (see ``score_reply`` and ``score_extraction``)."""
     if extraction is not None:
-        return EXTRACTION_SCORES.score(content, reasoning, ExtractionGold.from_record(extraction))
+        try:
+            gold = ExtractionGold.from_record(extraction)
+        except Exception as exc:  # a malformed gold record: a scoring error, never an exception
+            reason = f"{SCORING_ERROR}: malformed extraction gold record ({type(exc).__name__}: {exc})"
+            return ExtractionScore(0.0, 0.0, (), 0, 0, 0, 0, 0, 0, 0, reason, SCORING_ERROR)
+        return EXTRACTION_SCORES.score(content, reasoning, gold)
     return SCORES.score(content, reasoning, labels, with_no_relation=with_no_relation)
