@@ -187,7 +187,7 @@ def emit(
             "for its per-class chart)"
         )
     if outputs is None:
-        outputs = prepare_outputs(args, [Path(run.path) / Path(f).name for run in runs for f in (V1_FILE, LEGACY_FILE)])
+        outputs = prepare_outputs(args, [Path(run.path) / name for run in runs for name in (V1_FILE, LEGACY_FILE)])
     resamples = getattr(args, "bootstrap", DEFAULT_RESAMPLES)
     seed = getattr(args, "bootstrap_seed", DEFAULT_SEED)
     summary = summarize_extraction if extracting else summarize
