@@ -139,8 +139,10 @@ def run_vf_eval(
     api_key: str = DEFAULT_API_KEY,
     env: Mapping[str, str] | None = None,
     require_ok: bool = True,
+    stderr_file: Path | None = None,
 ) -> Path:
-    """Run the v1 eval CLI on ``taskset`` against ``base_url`` and return the run directory.
+    """Run the v1 eval CLI on ``taskset`` against ``base_url`` and return the run directory (``stderr_file``: where
+    to keep the CLI's stderr, its log).
 
     ``cli`` defaults to :func:`v1_cli_name`. Always passes ``--no-push --no-rich``; on verifiers 0.3.x also
     ``--no-serve`` (in-process: its default env-server worker pool re-imports verifiers in extra processes).
@@ -161,6 +163,8 @@ def run_vf_eval(
     argv += list(extra_args)
     before = {p.parent for p in out_dir.glob("**/traces.jsonl")}
     result = _run(argv, env=_child_env(api_key, env), cwd=None, timeout=timeout)
+    if stderr_file is not None:
+        Path(stderr_file).write_text(result.stderr, encoding="utf-8")
     run_dir = _new_run_dir(out_dir, before, "traces.jsonl", result.stderr, r"INFO results: (\S+)")
     if require_ok:
         failed = [e for e in read_episodes(run_dir) if not e.get("ok")]

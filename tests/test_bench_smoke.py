@@ -229,3 +229,22 @@ def test_cost_reports_bad_data_without_a_traceback(tmp_path: Path, capsys: pytes
     with pytest.raises(SystemExit) as missing:
         cost.main(["--data-path", str(tmp_path / "absent.jsonl"), "--corpus-scale", "0"])
     assert missing.value.code == 2
+
+
+def test_score_bounds_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In-process (the quick replies are 20 kB): every shape of both modes scores, with the outcome it is built for."""
+    from bench import score_bounds
+
+    assert score_bounds.main(["--quick", "--json", str(tmp_path / "bounds.json")]) == 0
+    result = json.loads((tmp_path / "bounds.json").read_text(encoding="utf-8"))
+    assert json.loads(capsys.readouterr().out) == result
+    assert (result["chars"], result["repeats"], result["bound_ms"]) == (20_000, 1, 50)
+    shapes = result["extraction"]["shapes"]
+    assert len(shapes) == 15 and len(result["pair"]["shapes"]) == 16
+    assert shapes["distinct unknown ids, block at the cap"]["outcome"] == [0.0, "unknown_id"]
+    assert shapes["wrong-type lines, block at the cap"]["outcome"] == [0.0, "wrong_entity_type"]
+    assert shapes["unclosed block"]["outcome"] == [0.0, "no_relations_block"]
+    assert shapes["many small blocks"]["outcome"][1] == "several_relations_blocks"
+    # 20 kB stays under the 65,536-character cap; at 1 MB the "whole reply" blocks are relations_block_too_long
+    assert shapes["repeated valid lines, block of the whole reply"]["outcome"][1] == "duplicate_relation"
+    assert max(s["chars"] for s in shapes.values()) <= 2 * 20_000 + 100

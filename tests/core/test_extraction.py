@@ -19,6 +19,7 @@ from drugprot.core.candidates import candidate_pairs
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError
 from drugprot.core.extraction import (
     ExtractionGold,
+    ParsedExtraction,
     answer_block,
     gold_of,
     marked_sentences,
@@ -30,7 +31,7 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.questions import extraction_question, load_questions
 from drugprot.core.rewards import Reward
 from drugprot.core.schema import Document, Entity
-from drugprot.core.scoring import ExtractionScoreCache, score_extraction
+from drugprot.core.scoring import ExtractionScoreCache, score_extraction, score_task_reply
 from drugprot.core.sources import load_documents
 from drugprot.core.versions import record as versions_record
 from tests.fixtures import FIXTURE_JSONL
@@ -229,10 +230,41 @@ def test_never_raises_and_caches(docs: dict[str, Document]) -> None:
     assert other.accuracy == 0.0 and len(cache) == 2
 
 
-def test_long_replies_parse_in_linear_time() -> None:
-    """A 1 MB answer of valid lines is read whole (work is one pass; no time asserted)."""
-    parsed = parse_extraction(THINK + "<relations>\n" + "T1 | T2 | E\n" * 80_000 + "</relations>")
-    assert parsed.lines is not None and len(parsed.lines) == 80_000
+def test_a_block_up_to_the_cap_is_read_and_a_longer_one_is_no_answer(docs: dict[str, Document]) -> None:
+    """The cap bounds the work on any reply (``bench/score_bounds.py`` times the worst cases; no time asserted)."""
+    line = "T1 | T2 | E\n"
+    fits = line * (extraction.MAX_RELATIONS_CHARS // len(line))
+    parsed = parse_extraction(THINK + "<relations>" + fits + "</relations>")
+    assert parsed.lines is not None and len(parsed.lines) == len(fits) // len(line)
+    over = "\n" + fits + "x" * (extraction.MAX_RELATIONS_CHARS - len(fits))  # one character over the cap
+    assert len(over) == extraction.MAX_RELATIONS_CHARS + 1
+    assert parse_extraction(THINK + "<relations>" + over + "</relations>") == ParsedExtraction(
+        None, "relations_block_too_long", 1, False
+    )
+    score = score_extraction(THINK + "<relations>\n" + line * 80_000 + "</relations>", None, gold_of(docs["90000001"]))
+    assert (score.accuracy, score.format, score.invalid_reason) == (0.0, 0.0, "relations_block_too_long")
+    # far above the real sample's longest gold answer (908 bytes) and every pair with all 13 types (33,700)
+    assert extraction.MAX_RELATIONS_CHARS >= 60 * 908 and extraction.MAX_RELATIONS_CHARS >= 33_700
+
+
+@pytest.mark.parametrize(
+    ("record", "detail"),
+    [
+        ([], "expected a mapping, got list (field extraction)"),
+        ({"chemicals": ["T1"], "genes": ["T2"]}, "expected a list, got 'None' (field extraction.relations)"),
+        ({"chemicals": "T1", "genes": ["T2"], "relations": []}, "expected a list of id strings, got 'T1'"),
+        ({"chemicals": ["T1"], "genes": [["T2"]], "relations": []}, "expected a list of id strings, got \"[['T2']]\""),
+        ({"chemicals": ["T1"], "genes": ["T2"], "relations": [["T1", "T2"]]}, "expected [chemical, gene, type]"),
+        ({"chemicals": ["T1"], "genes": ["T2"], "relations": [[1, 2, 3]]}, "(field extraction.relations[0])"),
+    ],
+)
+def test_a_malformed_gold_record_is_a_scoring_error_never_an_exception(record: object, detail: str) -> None:
+    score = score_task_reply(reply("T1 | T2 | E"), None, labels=(), with_no_relation=False, extraction=record)  # type: ignore[arg-type]
+    assert (score.accuracy, score.format, score.format_reason) == (0.0, 0.0, "scoring_error")
+    assert score.invalid_reason.startswith("scoring_error: malformed extraction gold record (DrugprotDataError: ")
+    assert detail in score.invalid_reason
+    with pytest.raises(DrugprotDataError):
+        ExtractionGold.from_record(record)
 
 
 # -------------------------------------------------------------------------------------------- gaming

@@ -21,6 +21,9 @@ CASES = [
     (T + "\\boxed{K}", None, "K", 1, 1, None, None),
     (T + "\\boxed{A}", None, "A", 0, 1, None, None),
     (T + "\\boxed{ e }", None, "E", 1, 1, None, None),
+    (T + "\\boxed{\u00a0E\u00a0}", None, "E", 1, 1, None, None),  # no-break spaces around the letter are whitespace
+    (T + "\\boxed{\u2003e\u3000}", None, "E", 1, 1, None, None),  # em space, ideographic space
+    (T + "\\boxed{\u00a0\\text{\u202fE\u202f}\u00a0}", None, "E", 1, 1, None, None),
     (T + "\\boxed{\\text{E}}", None, "E", 1, 1, None, None),
     (T + "\\boxed{\\textbf{e}}", None, "E", 1, 1, None, None),
     (T + "\\boxed{$E$}", None, "E", 1, 1, None, None),

@@ -95,6 +95,7 @@ CONTENTS = (
     "It is clear.</think>\\boxed{A}",
     "<think>x</think>\\boxed{ı}",
     "<think>x</think>\\boxed{Ｅ}",
+    "<think>x</think>\\boxed{\u00a0E\u2003}",  # Unicode whitespace around the letter (version 3)
     "<think>x</think>\\boxed{E",
     "<think>x</think>\\boxed{" + "E" * 300 + "}",
 )
@@ -168,7 +169,7 @@ def test_the_pins_see_a_one_character_change() -> None:
     scores = scored_replies()
     assert digest([{**scores[0], "format": 1.0 - scores[0]["format"]}, *scores[1:]]) != digest(scores)
     # What the pins cover: 2 system prompts + 4 renderings of each of DOCUMENT's 5 pinned pairs (3 gold, 2
-    # candidates), and 24 replies x 3 reasoning fields x 2 option sets. The tasks are those pairs but T1-T3, a
+    # candidates), and 25 replies x 3 reasoning fields x 2 option sets. The tasks are those pairs but T1-T3, a
     # gold pair across sentences (the title and the abstract), which is no candidate.
     assert [(t.key, t.labels) for t in build_tasks([DOCUMENT], negatives="all")] == [
         ("99999999:T1:T2", ("INHIBITOR",)),
@@ -176,7 +177,7 @@ def test_the_pins_see_a_one_character_change() -> None:
         ("99999999:T4:T3", ("NO-RELATION",)),
         ("99999999:T4:T5", ("NO-RELATION",)),
     ]
-    assert (len(prompts), len(scores)) == (22, 149)  # 144 pair replies, 5 extraction replies
+    assert (len(prompts), len(scores)) == (22, 155)  # 150 pair replies, 5 extraction replies
 
 
 def test_the_package_version_is_the_pyproject_one() -> None:

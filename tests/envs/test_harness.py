@@ -18,6 +18,7 @@ import drugprot
 from drugprot.envs.harness import (
     HARNESS_ID,
     NULL_HARNESS_ID,
+    READ_TIMEOUT_S,
     RETRY_COUNT_HEADER,
     TRANSPORT_EXIT_CODE,
     DrugprotHarness,
@@ -261,3 +262,79 @@ async def test_send_turn_fails_a_200_that_is_no_completion_without_retrying() ->
         server.server_close()
     assert (result.exit_code, result.stderr) == (1, 'chat completion without choices: {"object": "list", "data": []}')
     assert _NotACompletion.posts == 1
+
+
+# ------------------------------------------------------------------------------------------------ hostile replies
+
+
+class _Scripted(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with ``body`` and ``headers`` (status 200), after ``gate`` opens when one is set."""
+
+    body = b""
+    headers_out: dict[str, str] = {}
+    gate: threading.Event | None = None
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        if self.gate is not None:
+            self.gate.wait(60)
+        self.send_response(200)
+        for name, value in {"Content-Type": "application/json", **self.headers_out}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+async def _send_to(handler: type[http.server.BaseHTTPRequestHandler], **kwargs: Any) -> Any:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        return await send_turn(url, SECRET, REQUEST, connect_timeout=5, **kwargs)
+    finally:
+        if getattr(handler, "gate", None) is not None:
+            handler.gate.set()  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_reply_nested_too_deeply_is_a_failed_call_not_a_recursion_error() -> None:
+    handler = type("Nested", (_Scripted,), {"body": b"[" * 200_000 + b"]" * 200_000})
+    result = await _send_to(handler, max_retries=2)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("malformed chat completion: [[[[")
+    assert reply_error('{"error": ' + "[" * 100_000) is not None
+    assert error_text(500, "[" * 100_000).startswith("HTTP 500: [[[")
+
+
+async def test_a_corrupt_gzip_body_is_a_failed_call_not_a_decoding_error() -> None:
+    handler = type(
+        "Corrupt",
+        (_Scripted,),
+        {"body": b"\x1f\x8b\x08\x00not gzip at all", "headers_out": {"Content-Encoding": "gzip"}},
+    )
+    result = await _send_to(handler, max_retries=2)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("malformed chat completion: the body could not be decoded (DecodingError: ")
+
+
+async def test_a_silent_server_is_a_transport_failure_after_the_read_timeout() -> None:
+    """The server answers only after the test is over: the read timeout, not the server, ends the call."""
+    handler = type("Silent", (_Scripted,), {"body": b"{}", "gate": threading.Event()})
+    result = await _send_to(handler, max_retries=0, read_timeout=0.2)
+    assert (result.exit_code, result.stderr.split(":")[0]) == (TRANSPORT_EXIT_CODE, "ReadTimeout")
+
+
+def test_the_read_timeout_defaults_to_30_minutes_and_is_a_knob() -> None:
+    assert READ_TIMEOUT_S == 1800.0 == DrugprotHarnessConfig().read_timeout
+    tuned = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"read_timeout": 60}}})
+    assert tuned.agent.harness.read_timeout == 60.0
+    assert DrugprotHarnessConfig(read_timeout=None).read_timeout is None
+    with pytest.raises(ValueError, match="greater than 0"):
+        DrugprotHarnessConfig(read_timeout=0)

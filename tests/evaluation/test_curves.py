@@ -238,8 +238,18 @@ def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -
         (b'{"time": 1.0, "perf/mfu": 3}', "line 2: no numeric 'step' (got 'None')"),
         (b'{"step": true}', "line 2: no numeric 'step' (got 'True')"),
         (b'{"step": "3"}', "line 2: no numeric 'step' (got '3')"),
-        (b'{"step": 1.5}', "line 2: 'step' 1.5 is not a whole non-negative number"),
-        (b'{"step": -1}', "line 2: 'step' -1 is not a whole non-negative number"),
+        (b'{"step": 1.5}', "line 2: 'step' 1.5 is not a whole number from 0 to 1,000,000,000,000"),
+        (b'{"step": -1}', "line 2: 'step' -1 is not a whole number from 0 to 1,000,000,000,000"),
+        (b'{"step": Infinity}', "line 2: 'step' inf is not a whole number from 0 to 1,000,000,000,000"),
+        (  # a 400-digit integer: exact in JSON, beyond any float (it raised OverflowError)
+            b'{"step": 1' + b"0" * 399 + b"}",
+            "line 2: 'step' 100000000000...(400 characters) is not a whole number from 0 to 1,000,000,000,000",
+        ),
+        (
+            b'{"step": 1, "train/agg/effective/agent/reward/mean": 9' + b"9" * 399 + b"}",
+            "line 2: 'train/agg/effective/agent/reward/mean' is 999999999999...(400 characters), out of range "
+            "(magnitude above 1e+300)",
+        ),
         (b'{"step": NaN}', "line 2: no numeric 'step' (got 'nan')"),
         (b'{"step": 1, "x": "\xff"}', "line 2: not UTF-8 (byte 18)"),
         (b"[" * 100_000, "line 2: JSON nested too deeply"),
@@ -404,3 +414,32 @@ def test_the_utility_reward_is_a_curve_drawn_with_the_reward(tmp_path: Path) -> 
         "[1] utility-run train reward",
         "[1] utility-run train utility",
     ]
+
+
+# ------------------------------------------------------------------------------------------------ outputs
+
+
+def test_plot_never_replaces_the_metrics_file_and_an_existing_file_needs_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = prime_rl_run(tmp_path / "run")
+    metrics = run / "metrics.jsonl"
+    before = metrics.read_bytes()
+    assert cli_main(["curves", str(run), "--plot", str(metrics), "--overwrite"]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == (
+        "",
+        f"drugprot curves: error: --plot {metrics}: this is an input of the command ({metrics}); writing it would "
+        "destroy it. Choose another path\n",
+    )
+    assert metrics.read_bytes() == before
+    other = tmp_path / "old.png"
+    other.write_bytes(b"keep")
+    assert cli_main(["curves", str(run), "--plot", str(other)]) == 2
+    assert capsys.readouterr().err.endswith("exists; pass --overwrite to replace it, or choose another path\n")
+    assert other.read_bytes() == b"keep"
+    missing = tmp_path / "no" / "curves.png"
+    assert cli_main(["curves", str(run), "--plot", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"drugprot curves: error: --plot {missing}: its folder {tmp_path / 'no'} does not exist; create it first\n"
+    )

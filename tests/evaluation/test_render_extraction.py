@@ -67,7 +67,7 @@ Official DrugProt metric (13 types, every chemical-gene pair of each abstract, N
   macro-F1 over the 13 types 0.090  [0.000, 0.090]; over the 2 types with gold support 0.583
   majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)
   [low, high]: 95% percentile bootstrap over abstracts (all rollouts of an abstract together), 100 resamples of \
-the 2 abstracts, seed 0 (--bootstrap N, --seed S; --bootstrap 0: none)
+the 2 abstracts, seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)
 
 {PER_CLASS}
 Answer quality

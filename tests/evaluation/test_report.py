@@ -189,6 +189,7 @@ def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
     tmp_path: Path, fixture_jsonl: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer(scripted_responder({}), api_key="the-right-key") as server:
+        base_url = server.base_url
         extra = ["--env.taskset.data-path", str(fixture_jsonl), "--env.taskset.split", "train"]
         run_dir = run_vf_eval(
             "drugprot",
@@ -198,7 +199,12 @@ def test_a_real_vf_eval_run_with_a_wrong_api_key_is_flagged_and_exits_3(
             extra_args=extra,
             api_key="a-wrong-key",
             require_ok=False,
+            stderr_file=tmp_path / "vf-eval.log",
         )
+    # The harness says once, on the first model call, what is wrong and how to fix it (drugprot.envs.first_contact)
+    log = (tmp_path / "vf-eval.log").read_text(encoding="utf-8")
+    assert log.count(f"drugprot: the model endpoint {base_url} rejected the API key (HTTP 401: ") == 1
+    assert "the key is read from $" in log and "Fix: export " in log
     # vf-eval itself exits 0 here; the report does not let the run pass as a result.
     assert cli_main(["report", str(run_dir), "--export-tsv", str(tmp_path / "pred.tsv")]) == 3
     banner, first_error = capsys.readouterr().out.splitlines()[:2]
@@ -266,7 +272,10 @@ def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert exc.value.code == 0
     assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
-    assert ("--seed S, --bootstrap-seed S" if command == "report" else "--bootstrap-seed S") in out
+    assert "--bootstrap-seed S" in out
+    # --seed is the old spelling (report: the bootstrap seed, baseline: the sampling seed): accepted, not shown
+    assert "--seed" not in out.replace("--bootstrap-seed", "").replace("--sampling-seed", "")
+    assert ("--sampling-seed S" in out) == (command == "baseline")
 
 
 def test_an_extraction_run_is_reported_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

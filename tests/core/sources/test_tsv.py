@@ -47,10 +47,11 @@ def test_tsv_field_above_the_csv_limit_loads(fixture_tsv: Path, tmp_path: Path) 
     assert doc.abstract == long_abstract and len(doc.text) == len(title) + 1 + len(long_abstract)
 
 
-def test_crlf_tsv_loads_the_same(fixture_tsv: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("newline", [b"\r\n", b"\r"], ids=["crlf", "cr-only"])
+def test_crlf_and_cr_only_tsv_load_the_same(fixture_tsv: Path, tmp_path: Path, newline: bytes) -> None:
     tsv = copy_tsv(fixture_tsv, tmp_path)
     for path in tsv.iterdir():
-        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        path.write_bytes(path.read_bytes().replace(b"\n", newline))
     assert load_documents("train", tsv) == load_documents("train", fixture_tsv)
 
 

@@ -55,9 +55,9 @@ def test_inspect_json(fake_prime_rl_adapter: Path, capsys: pytest.CaptureFixture
 
 
 def test_inspect_reports_an_unreadable_adapter(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(["adapter", "inspect", "--adapter", str(tmp_path)]) == 1
+    assert main(["adapter", "inspect", "--adapter", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {tmp_path / 'adapter_config.json'}: no adapter config")
+    assert err.startswith(f"drugprot adapter: error: {tmp_path / 'adapter_config.json'}: no adapter config")
 
 
 def test_inspect_checks_against_the_base(base_dir: Path, prime_rl_adapter: Path, capsys: pytest.CaptureFixture) -> None:
@@ -99,9 +99,10 @@ def test_merge_command(
     )
     model = AutoModelForCausalLM.from_pretrained(str(out), dtype="float32").eval()
     assert float((kit.logits(model) - reference_logits).abs().max()) <= 5e-5
-    assert main(args) == 1  # out is not empty now
-    assert f"error: --out {out} is not empty (an earlier merge); pass --overwrite to replace it\n" in (
-        capsys.readouterr().err
+    assert main(args) == 2  # out is not empty now
+    assert (
+        f"drugprot adapter: error: --out {out} is not empty (an earlier merge); pass --overwrite to replace it\n"
+        in (capsys.readouterr().err)
     )
 
 
@@ -116,7 +117,7 @@ def test_merge_command_refuses_a_mismatched_adapter(
     bad["model.layers.1.self_attn.k_proj.lora_B.weight"] = kit.torch.ones(17, kit.R)
     adapter = kit.write_adapter(tmp_path / "bad", bad)
     code = main(["adapter", "merge", "--base", str(base_dir), "--adapter", str(adapter), "--out", str(tmp_path / "o")])
-    assert code == 1
+    assert code == 2
     err = capsys.readouterr().err
     assert "'model.layers.1.self_attn.k_proj.lora_B.weight' @ 'model.layers.1.self_attn.k_proj.lora_A.weight'" in err
     assert "give shape [17, 32] but base weight model.layers.1.self_attn.k_proj.weight has shape [16, 32]" in err
@@ -145,9 +146,10 @@ def test_inspect_refuses_a_base_index_that_names_a_shard_outside_the_base(
     base.mkdir()
     index = base / "model.safetensors.index.json"
     index.write_text(json.dumps({"weight_map": {"a.weight": "/etc/x.safetensors"}}), encoding="utf-8")
-    assert main(["adapter", "inspect", "--adapter", str(fake_prime_rl_adapter), "--base", str(base)]) == 1
+    assert main(["adapter", "inspect", "--adapter", str(fake_prime_rl_adapter), "--base", str(base)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {index}: weight_map['a.weight'] names the file '/etc/x.safetensors', which is an absolute path; "
+        f"drugprot adapter: error: {index}: weight_map['a.weight'] names the file '/etc/x.safetensors', which is an "
+        "absolute path; "
         "a shard must be a plain file name in the base directory (like 'model-00001-of-00002.safetensors'). "
         "Fix the index or download the checkpoint again\n"
     )

@@ -249,10 +249,10 @@ def test_predict_command_reports_a_missing_name(tmp_path: Path, capsys: pytest.C
     from drugprot.tools.cli import main
 
     code = main(["predict", "--model", str(tmp_path), "--text", TEXT, "--chemical", "ibuprofen", "--gene", "COX-2"])
-    assert code == 1
+    assert code == 2
     assert (
         capsys.readouterr().err
-        == "error: --chemical 'ibuprofen' does not occur in the text; pass the name as written\n"
+        == "drugprot predict: error: --chemical 'ibuprofen' does not occur in the text; pass the name as written\n"
     )
 
 
@@ -273,9 +273,10 @@ QUESTION = ["--text", TEXT, "--chemical", "aspirin", "--gene", "COX-2"]
 
 def test_predict_without_the_adapters_extra_says_how_to_install_it(base_dir: Path) -> None:
     done = _without_the_extra(["predict", "--model", str(base_dir), *QUESTION])
-    assert (done.returncode, done.stdout) == (1, "")
+    assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        "error: drugprot predict needs the adapters extra (torch, transformers, peft, safetensors not installed); "
+        "drugprot predict: error: drugprot predict needs the adapters extra (torch, transformers, peft, safetensors "
+        "not installed); "
         "from the drugprot repository root run: uv pip install -e 'environments/drugprot[adapters]'\n"
     )
 
@@ -283,9 +284,9 @@ def test_predict_without_the_adapters_extra_says_how_to_install_it(base_dir: Pat
 def test_merge_without_the_adapters_extra_says_how_to_install_it(tmp_path: Path) -> None:
     args = ["adapter", "merge", "--base", str(tmp_path), "--adapter", str(tmp_path), "--out", str(tmp_path / "o")]
     done = _without_the_extra(args)
-    assert (done.returncode, done.stdout) == (1, "")
+    assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        "error: drugprot adapter merge needs the adapters extra (torch, safetensors not installed); "
+        "drugprot adapter: error: drugprot adapter merge needs the adapters extra (torch, safetensors not installed); "
         "from the drugprot repository root run: uv pip install -e 'environments/drugprot[adapters]'\n"
     )
     assert sorted(tmp_path.iterdir()) == []
@@ -305,15 +306,15 @@ def test_merge_without_the_adapters_extra_says_how_to_install_it(tmp_path: Path)
 def test_predict_checks_the_model_path_before_anything_is_loaded(tmp_path: Path, make: Any, message: str) -> None:
     model = make(tmp_path)
     done = _without_the_extra(["predict", "--model", str(model), *QUESTION])  # no torch needed to say so
-    assert (done.returncode, done.stderr) == (1, "error: " + message.format(m=model) + "\n")
+    assert (done.returncode, done.stderr) == (2, "drugprot predict: error: " + message.format(m=model) + "\n")
 
 
 def test_predict_checks_the_adapter_before_anything_is_loaded(base_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "adapter_config.json").write_text('{"r": 4, "lora_alpha": Infinity}', encoding="utf-8")
     done = _without_the_extra(["predict", "--model", str(base_dir), "--adapter", str(tmp_path), *QUESTION])
     assert (done.returncode, done.stderr) == (
-        1,
-        f"error: {tmp_path / 'adapter_config.json'}: the adapter config is not valid JSON "
+        2,
+        f"drugprot predict: error: {tmp_path / 'adapter_config.json'}: the adapter config is not valid JSON "
         "(Infinity is not a JSON number)\n",
     )
 
@@ -323,6 +324,7 @@ def test_predict_reports_a_text_file_that_is_not_utf8(base_dir: Path, tmp_path: 
     args = ["predict", "--model", str(base_dir), "--text-file", str(tmp_path / "abstract.txt")]
     done = _without_the_extra([*args, "--chemical", "aspirin", "--gene", "COX-2"])
     assert (done.returncode, done.stderr) == (
-        1,
-        f"error: --text-file {tmp_path / 'abstract.txt'}: not UTF-8 text (byte {len(TEXT) + 1}); re-save it as UTF-8\n",
+        2,
+        f"drugprot predict: error: --text-file {tmp_path / 'abstract.txt'}: not UTF-8 text (byte {len(TEXT) + 1}); "
+        "re-save it as UTF-8\n",
     )

@@ -21,7 +21,7 @@ from tests.tools.demo import SAMPLE_LABEL
 
 def test_the_run_goes_to_outputs_by_default_and_the_report_options_are_the_report_s() -> None:
     args = build_parser(["demo"]).parse_args(["demo"])
-    assert (args.output_dir, args.bootstrap, args.seed, args.plot, args.plot_classes) == (
+    assert (args.output_dir, args.bootstrap, args.bootstrap_seed, args.plot, args.plot_classes) == (
         Path("outputs"),
         1000,
         0,
@@ -34,10 +34,11 @@ def test_the_run_goes_to_outputs_by_default_and_the_report_options_are_the_repor
     parser = argparse.ArgumentParser()
     demo.add_arguments(parser)
     assert "for the 95% intervals" in parser.format_help()  # it renders (argparse reads % as a format)
-    args = build_parser(["demo"]).parse_args(["demo", "--bootstrap", "200", "--seed", "3"])
-    assert demo.report_command("outputs/r1", args) == (
-        "drugprot report outputs/r1 --bootstrap 200 --seed 3 [--plot PNG] [--plot-classes PNG] [--json]"
-    )
+    for seed in ("--bootstrap-seed", "--seed"):  # --seed: the old spelling, still the bootstrap's seed
+        args = build_parser(["demo"]).parse_args(["demo", "--bootstrap", "200", seed, "3"])
+        assert demo.report_command("outputs/r1", args) == (
+            "drugprot report outputs/r1 --bootstrap 200 --bootstrap-seed 3 [--plot PNG] [--plot-classes PNG] [--json]"
+        )
 
 
 def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,7 +72,7 @@ def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert lines[2] == f"  model {demo.MODEL} | data {SAMPLE_LABEL} | negatives all | limit -n 8"
     assert (
         "  [low, high]: 95% percentile bootstrap over abstracts (all pairs and rollouts of an abstract together), "
-        "200 resamples of the 2 abstracts (8 tasks), seed 0 (--bootstrap N, --seed S; --bootstrap 0: none)" in lines
+        "200 resamples of the 2 abstracts (8 tasks), seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)" in lines
     )
     assert f"wrote the confusion matrix to {confusion}" in lines and f"wrote the per-class chart to {classes}" in lines
     assert f"run kept in {run_dir} (with the CLI's log, eval-cli.log); report it again with:" in lines
@@ -89,3 +90,33 @@ def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     for key in ("accuracy", "micro_precision", "micro_recall", "micro_f1", "macro_f1", "invalid_rate", "per_class"):
         assert payload[key] == offline[key], key
     assert payload["tokens"]["rollouts_with_usage"] == 8
+
+
+def test_the_demo_refuses_a_bad_output_before_its_banner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sample is the demo's input: a --plot onto it is refused, with nothing started and the sample intact."""
+    from drugprot.tools.demo import runner
+    from drugprot.tools.demo.sample_run import sample_path
+
+    started: list[object] = []
+    monkeypatch.setattr(runner, "run_cli", lambda *args: started.append(args) or 0)
+    with sample_path() as sample:
+        before = sample.read_bytes()
+        assert cli_main(["demo", "--output-dir", str(tmp_path), "--plot", str(sample), "--overwrite"]) == 2
+        assert sample.read_bytes() == before
+    assert capsys.readouterr().err.splitlines() == [
+        f"drugprot demo: error: --plot {sample}: this is an input of the command ({sample}); writing it would "
+        "destroy it. Choose another path"
+    ]
+    existing = tmp_path / "old.png"
+    existing.write_bytes(b"keep")
+    assert cli_main(["demo", "--output-dir", str(tmp_path), "--plot-classes", str(existing)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"drugprot demo: error: --plot-classes {existing}: exists; pass --overwrite to replace it, or choose "
+        "another path"
+    ]
+    assert cli_main(["demo", "--output-dir", str(tmp_path), "--negatives", "some"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("drugprot demo: error: ") and "negatives" in line
+    assert (existing.read_bytes(), started) == (b"keep", [])

@@ -59,6 +59,14 @@ MALFORMED = "malformed_line"
 UNKNOWN_ID = "unknown_id"
 WRONG_TYPE = "wrong_entity_type"
 DUPLICATE = "duplicate_relation"
+TOO_LONG = "relations_block_too_long"
+
+MAX_RELATIONS_CHARS = 65_536
+"""The longest relations block read as an answer (characters between the tags). The longest gold answer of the
+350-abstract real training sample is 908 bytes (``scripts/prompt_lengths.py``), and even every same-sentence pair
+listed with all 13 types is at most 33,700 characters there, so no answer made of an abstract's candidate pairs
+reaches it. A longer block is no answer (``relations_block_too_long``): this bounds the work of reading and
+resolving any reply, as ``drugprot.core.parsing.MAX_ANSWER_CHARS`` bounds a box in pair mode."""
 
 _ASCII_SPACE = " \t\n\r\f\v"
 _ID_FORBIDDEN = frozenset(_ASCII_SPACE + '|<>"')
@@ -90,11 +98,29 @@ class ExtractionGold:
 
     @classmethod
     def from_record(cls, record: Any) -> ExtractionGold:
-        """Inverse of ``as_record`` (lists of lists, as JSON and the adapters give them back)."""
+        """Inverse of ``as_record`` (lists of lists, as JSON and the adapters give them back).
+
+        Raises:
+            DrugprotDataError: ``record`` is not such a mapping (names the field and what it holds).
+        """
+
+        def strings(value: Any, field: str) -> list[str]:
+            if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+                raise DrugprotDataError(f"expected a list of id strings, got {str(value)[:80]!r}", field=field)
+            return list(value)
+
+        if not isinstance(record, dict):
+            raise DrugprotDataError(f"expected a mapping, got {type(record).__name__}", field="extraction")
+        relations = record.get("relations")
+        if not isinstance(relations, list | tuple):
+            raise DrugprotDataError(f"expected a list, got {str(relations)[:80]!r}", field="extraction.relations")
+        triples = [strings(t, f"extraction.relations[{i}]") for i, t in enumerate(relations)]
+        if any(len(t) != 3 for t in triples):
+            raise DrugprotDataError("expected [chemical, gene, type] triples", field="extraction.relations")
         return cls(
-            frozenset(record["chemicals"]),
-            frozenset(record["genes"]),
-            frozenset((str(a), str(b), str(t)) for a, b, t in record["relations"]),
+            frozenset(strings(record.get("chemicals"), "extraction.chemicals")),
+            frozenset(strings(record.get("genes"), "extraction.genes")),
+            frozenset((a, b, t) for a, b, t in triples),
         )
 
 
@@ -242,7 +268,8 @@ def _read_line(line: str) -> Triple | None:
 
 
 def parse_extraction(content: str | None, reasoning: str | None = None) -> ParsedExtraction:
-    """Read the relations block of a reply. Never raises on string input; linear in the input's length."""
+    """Read the relations block of a reply. Never raises on string input; linear in the input's length, and a block
+    longer than ``MAX_RELATIONS_CHARS`` is no answer (``TOO_LONG``) without being read."""
     found = answer_region(content, reasoning)
     if found.invalid_reason is not None:
         return ParsedExtraction(None, found.invalid_reason)
@@ -252,6 +279,8 @@ def parse_extraction(content: str | None, reasoning: str | None = None) -> Parse
     end = region.find(RELATIONS_CLOSE, start) if start != -1 else -1
     if start == -1 or start < found.last_close or end == -1:  # none, inside a later think block, or unclosed
         return ParsedExtraction(None, NO_BLOCK, blocks, found.stray_tag)
+    if end - start - len(RELATIONS_OPEN) > MAX_RELATIONS_CHARS:
+        return ParsedExtraction(None, TOO_LONG, blocks, found.stray_tag)
     rows = [row.strip(_ASCII_SPACE) for row in region[start + len(RELATIONS_OPEN) : end].split("\n")]
     rows = [row for row in rows if row]
     if len(rows) == 1 and rows[0].isascii() and rows[0].lower() == NONE_ANSWER:

@@ -15,6 +15,7 @@ from pathlib import Path
 from drugprot.core.errors import DrugprotDataError
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.metrics import RelationRow, entity_id
+from drugprot.core.outputs import write_text_atomic
 from drugprot.core.schema import Document
 from drugprot.core.sources.files import read_text
 
@@ -71,8 +72,7 @@ def write_predictions_tsv(path: str | os.PathLike[str], rows: Iterable[RelationR
         arg1 = entity_id(_clean_field(row[1], path, pmid, "arg1"))
         arg2 = entity_id(_clean_field(row[2], path, pmid, "arg2"))
         lines.append(f"{pmid}\t{relation}\tArg1:{arg1}\tArg2:{arg2}\n")
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.writelines(lines)
+    write_text_atomic(path, "".join(lines))
     return len(lines)
 
 
@@ -155,6 +155,5 @@ def write_entities_tsv(path: str | os.PathLike[str], docs: Iterable[Document]) -
             text = _clean_field(ent.text, path, doc.pmid, f"entities[{ent.id}].text")
             kind = "CHEMICAL" if ent.is_chemical else "GENE"
             lines.append(f"{doc.pmid}\t{ent.id}\t{kind}\t{ent.start}\t{ent.end}\t{text}\n")
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.writelines(lines)
+    write_text_atomic(path, "".join(lines))
     return len(lines)

@@ -20,7 +20,8 @@ completion earns the same reward in training and in evaluation (``tests/envs/tes
   (``E``, `` e ``, ``\\text{E}``, ``$E$``, ``(E)``), a letter with its label (``E. INHIBITOR``,
   ``E) INHIBITOR``, ``E: inhibitor``; the label must be the letter's), or an official label name in any
   case with ``-``/``_``/space variants (``indirect_upregulator``). Letters and names are ASCII: no
-  Unicode case mapping turns another character into a letter (``ı`` is not ``I``).
+  Unicode case mapping turns another character into a letter (``ı`` is not ``I``); whitespace around the answer
+  may be any Unicode whitespace (``\\boxed{\u00a0E\u00a0}`` with no-break spaces is ``E``).
   ``N``/``NO-RELATION`` only count when the task offers that option.
 - Format is good when the answer is valid, it is the only ``\\boxed{`` after the reasoning, and no
   ``<think>``/``</think>`` follows the reasoning block (a stray tag cannot hide extra boxes).
@@ -158,12 +159,13 @@ def _closing_brace(text: str, start: int) -> int:
 
 
 def _unwrap(text: str) -> str:
-    """``text`` without surrounding whitespace, ``\\text{...}``-style wrappers and ``$...$``, any nesting."""
+    """``text`` without surrounding whitespace (Unicode's, as ``str.isspace``), ``\\text{...}``-style wrappers and
+    ``$...$``, any nesting."""
     i, j = 0, len(text)
     while True:
-        while i < j and text[i] in _ASCII_SPACE:
+        while i < j and text[i].isspace():  # any Unicode whitespace (NBSP too); the letters stay ASCII
             i += 1
-        while j > i and text[j - 1] in _ASCII_SPACE:
+        while j > i and text[j - 1].isspace():
             j -= 1
         if j - i >= 2 and text[i] == "$" and text[j - 1] == "$":
             i, j = i + 1, j - 1

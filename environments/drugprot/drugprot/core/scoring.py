@@ -33,7 +33,8 @@ answer counts only after completed, non-empty reasoning in every path (reason ``
 replaced version 1's ``unterminated_think`` and ``no_reasoning``). Version 3: the utility reward term over the
 official cells (TP, FP, FN) every score now carries, and the ``reward`` knob (default ``utility``); an
 extraction line with its arguments swapped (gene id first) is the same relation, read chemical-first, as the
-official scorer reads it (it was ``wrong_entity_type``).
+official scorer reads it (it was ``wrong_entity_type``); Unicode whitespace (NBSP ...) around a boxed answer is
+whitespace; an extraction relations block over ``MAX_RELATIONS_CHARS`` is no answer (``relations_block_too_long``).
 ``tests/core/test_versions.py`` pins a digest of the scores of a table of replies per version and fails until the
 bump is made."""
 
@@ -320,5 +321,10 @@ def score_task_reply(
     ``ExtractionGold.as_record()`` of its abstract) through ``EXTRACTION_SCORES``, a pair task (its gold ``labels``,
     ``with_no_relation``) through ``SCORES``. Never raises (see ``score_reply`` and ``score_extraction``)."""
     if extraction is not None:
-        return EXTRACTION_SCORES.score(content, reasoning, ExtractionGold.from_record(extraction))
+        try:
+            gold = ExtractionGold.from_record(extraction)
+        except Exception as exc:  # a malformed gold record: a scoring error, never an exception
+            reason = f"{SCORING_ERROR}: malformed extraction gold record ({type(exc).__name__}: {exc})"
+            return ExtractionScore(0.0, 0.0, (), 0, 0, 0, 0, 0, 0, 0, reason, SCORING_ERROR)
+        return EXTRACTION_SCORES.score(content, reasoning, gold)
     return SCORES.score(content, reasoning, labels, with_no_relation=with_no_relation)

@@ -7,7 +7,10 @@ harness sends the same request in-process: the resolved system prompt and prompt
 else stays the framework's: the interception server imposes the agent's model, sampling and max tokens,
 records the turn (token ids and logprobs under prime-rl's renderer client included) and runs the ``@stop``
 hooks; the agent's rollout timeout cancels the call, and its whole-rollout retries see the same errors as
-with ``null``. It carries messages only (no tools, no domain logic), so it suits any single-turn chat task.
+with ``null``. A reply is awaited at most ``read_timeout`` seconds (1,800 by default, :data:`READ_TIMEOUT_S`), so a
+stalled server cannot hold a rollout forever. The first model call to each endpoint that fails because the
+endpoint is unreachable or rejects the key logs one line saying so and how to fix it (``first_contact``). It
+carries messages only (no tools, no domain logic), so it suits any single-turn chat task.
 
 The request is never streamed, on every verifiers: ``null``'s chat program sends a non-streamed one too on
 verifiers 0.3.x and prime-rl's pinned ``a60a606`` (``{"model", "messages", "tools": null}``), and it is the
@@ -36,6 +39,8 @@ from pydantic import Field
 from verifiers.v1 import errors as vf_errors
 from verifiers.v1.dialects.chat import message_to_wire
 
+from drugprot.envs.first_contact import FIRST_CONTACT
+
 HARNESS_ID: Final = "drugprot"
 """The id that selects this harness: ``--env.agent.harness.id drugprot``, TOML ``harness.id``."""
 NULL_HARNESS_ID: Final = "null"
@@ -49,6 +54,11 @@ RETRYABLE_STATUSES: Final = frozenset({408, 409, 429})
 TRANSPORT_EXIT_CODE: Final[int] = getattr(vf_errors, "MODEL_TRANSPORT_ERROR_EXIT_CODE", 1)
 """Exit status for an exhausted transport failure: ``InterceptionError`` on verifiers 0.4 (which reserves 97
 for it), a plain harness failure on older verifiers, as with ``null`` there."""
+READ_TIMEOUT_S: Final = 1800.0
+"""Default seconds to wait for one whole reply. The request is not streamed, so nothing arrives until the model has
+written its last token: this bounds one model call. 1,800 s covers a 32,768-token reasoning reply at 20 tokens/s
+(about 1,640 s), a per-sequence decode rate of a loaded vLLM batch; a stalled server then fails the call (retried as a
+transport failure, ``max_retries``) instead of holding the rollout forever when no rollout timeout is set."""
 INITIAL_RETRY_DELAY_S: Final = 0.5
 MAX_RETRY_DELAY_S: Final = 8.0
 MAX_RETRY_AFTER_S: Final = 60.0
@@ -63,8 +73,10 @@ class DrugprotHarnessConfig(vf.HarnessConfig):
     (the OpenAI SDK's default, as in ``null``'s chat program). Whole-rollout retries are the agent's
     ``retries``."""
     connect_timeout: float = Field(5.0, gt=0)
-    """Seconds to connect to the interception endpoint. Reading the reply has no timeout of its own: the
-    agent's rollout timeout bounds it, as with ``null``."""
+    """Seconds to connect to the interception endpoint."""
+    read_timeout: float | None = Field(READ_TIMEOUT_S, gt=0)
+    """Seconds to wait for the whole reply of one model call (:data:`READ_TIMEOUT_S`, 1,800, says why); ``None``:
+    no limit of its own. The agent's rollout timeout (``--env.agent.timeout.rollout``), when set, also applies."""
 
 
 def chat_messages(system_prompt: str | None, prompt: str | vf.Messages | None) -> list[dict[str, Any]]:
@@ -95,7 +107,7 @@ def reply_error(body: str) -> str | None:
     """
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser's stack
         return f"malformed chat completion: {body.strip()[:200]}"
     if not isinstance(payload, dict):
         return f"malformed chat completion: {body.strip()[:200]}"
@@ -118,7 +130,7 @@ def error_text(status: int, body: str) -> str:
     """A failed response as one line: the status and the error message of an OpenAI-shaped body."""
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return f"HTTP {status}: {body.strip()[:500]}"
     message = _error_message(payload) if isinstance(payload, Mapping) and "error" in payload else body.strip()
     return f"HTTP {status}: {message[:500]}"
@@ -163,6 +175,8 @@ async def _attempt(client: httpx.AsyncClient, url: str, body: bytes, headers: di
         response = await client.post(url, content=body, headers=headers)
     except httpx.TransportError as e:
         raise _Retry(f"{type(e).__name__}: {e}", transport=True) from e
+    except httpx.DecodingError as e:  # a corrupt (e.g. gzip) body: no completion, and not worth the same call again
+        return f"malformed chat completion: the body could not be decoded ({type(e).__name__}: {e})"
     text = response.content.decode("utf-8", "replace")
     if response.status_code >= 400:
         if is_retryable_status(response.status_code):
@@ -176,20 +190,27 @@ async def _attempt(client: httpx.AsyncClient, url: str, body: bytes, headers: di
 
 
 async def send_turn(
-    endpoint: str, secret: str, request: Mapping[str, Any], *, max_retries: int, connect_timeout: float
+    endpoint: str,
+    secret: str,
+    request: Mapping[str, Any],
+    *,
+    max_retries: int,
+    connect_timeout: float,
+    read_timeout: float | None = READ_TIMEOUT_S,
 ) -> vf.ProgramResult:
     """Send one chat turn to ``endpoint`` (an OpenAI-compatible base URL) and read its whole reply.
 
     Returns a program-style result, so verifiers' own check turns a failure into the same rollout error
     ``null`` gets: exit 0 for a chat completion; 1 with the message for an error status or a body that is
-    no completion; :data:`TRANSPORT_EXIT_CODE` when the endpoint stayed unreachable. Retries up
-    to ``max_retries`` times (see :class:`DrugprotHarnessConfig`), marking each with :data:`RETRY_COUNT_HEADER`.
+    no completion (a corrupt body, JSON nested too deeply); :data:`TRANSPORT_EXIT_CODE` when the endpoint stayed
+    unreachable or silent past ``read_timeout`` seconds. Retries up to ``max_retries`` times (see
+    :class:`DrugprotHarnessConfig`), marking each with :data:`RETRY_COUNT_HEADER`.
     """
     url = f"{endpoint.rstrip('/')}/chat/completions"
     body = json.dumps(request).encode()
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     # No proxy from the environment: the endpoint is the framework's own interception server.
-    timeout = httpx.Timeout(None, connect=connect_timeout)
+    timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
     async with httpx.AsyncClient(timeout=timeout, verify=_tls_context(), trust_env=False) as client:
         for retry in range(max_retries + 1):
             if retry:
@@ -223,10 +244,16 @@ class DrugprotHarness(vf.Harness[DrugprotHarnessConfig]):
         data: vf.TaskData,
     ) -> vf.ProgramResult:
         system_prompt, prompt = self.resolve_prompt(data)
-        return await send_turn(
+        result = await send_turn(
             endpoint,
             secret,
             chat_request(ctx.model, chat_messages(system_prompt, prompt)),
             max_retries=self.config.max_retries,
             connect_timeout=self.config.connect_timeout,
+            read_timeout=self.config.read_timeout,
         )
+        client = getattr(ctx, "client", None)  # the model endpoint behind the interception server
+        if client is not None:
+            failure = None if result.exit_code == 0 else result.stderr
+            FIRST_CONTACT.observe(failure, str(client.base_url), str(client.api_key_var))
+        return result

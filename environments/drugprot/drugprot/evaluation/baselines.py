@@ -33,6 +33,7 @@ from drugprot.core.errors import DrugprotError
 from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION, letter_of
 from drugprot.core.options import MODES, TaskOptions
+from drugprot.core.outputs import EXIT_ERROR, error_line, expand_inputs
 from drugprot.core.questions import extraction_question, select_tasks
 from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_REWARD, REWARD_KINDS
 from drugprot.core.schema import Document, Entity
@@ -52,6 +53,7 @@ from drugprot.evaluation.records import (
     ScoredAnswer,
 )
 from drugprot.evaluation.report import add_output_arguments, emit
+from drugprot.evaluation.report_outputs import prepare_outputs
 
 BASELINES = ("majority", "lexical")
 MAJORITY = "INHIBITOR"
@@ -322,9 +324,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fp-cost", type=float, default=DEFAULT_FP_COST, help="the utility's false-positive cost")
     parser.add_argument("--fn-cost", type=float, default=DEFAULT_FN_COST, help="the utility's false-negative cost")
-    parser.add_argument("--seed", type=int, default=0, help="seed of negative sampling and --shuffle")
+        "--sampling-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of negative sampling and --shuffle (default 0; the bootstrap's is --bootstrap-seed)",
+    )
+    # The old spelling: --seed was this seed here (and the bootstrap's in drugprot report), so it keeps its meaning.
+    parser.add_argument("--seed", dest="sampling_seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--num-tasks", type=int, default=None, help="keep the first N tasks")
-    parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --seed) first")
+    parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --sampling-seed) first")
     add_output_arguments(parser)
 
 
@@ -335,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
             data_path=args.data_path,
             num_tasks=args.num_tasks,
             shuffle=args.shuffle,
-            seed=args.seed,
+            seed=args.sampling_seed,
             negatives=args.negatives,  # normalised ("2" -> 2, " ALL" -> "all") by TaskOptions
             revision=args.revision,
             mode=args.mode,
@@ -343,11 +352,12 @@ def run(args: argparse.Namespace) -> int:
             fp_cost=args.fp_cost,
             fn_cost=args.fn_cost,
         )
+        outputs = prepare_outputs(args, expand_inputs([args.data_path]))  # before any work
         runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
-        return emit(runs, args)
+        return emit(runs, args, outputs=outputs)
     except (DrugprotError, OSError) as exc:
-        print(f"drugprot baseline: error: {exc}", file=sys.stderr)
-        return 2
+        print(error_line("baseline", exc), file=sys.stderr)
+        return EXIT_ERROR
 
 
 __all__ = [

@@ -35,9 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
+from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, OutputSpec, check_outputs, error_line, wrote_line
 from drugprot.evaluation.plots import pyplot_agg, save_png, short_name
 
 METRICS_FILE = "metrics.jsonl"
+MAX_STEP = 10**12
+"""The largest step read; a line with a larger (or fractional, or negative) step is skipped and counted."""
+MAX_VALUE = 1e300
+"""The largest magnitude of a metric value read; a line with a larger one (a 400-digit integer) is skipped."""
 _MAX_LISTED = 5
 
 
@@ -119,16 +124,32 @@ def parse_line(raw: bytes) -> tuple[int, dict[str, float]]:
     if not isinstance(row, dict):
         raise MetricsLineError(f"a JSON {type(row).__name__}, not an object")
     step = row.get("step")
-    if isinstance(step, bool) or not isinstance(step, int | float) or not math.isfinite(step):
+    if isinstance(step, bool) or not isinstance(step, int | float) or (isinstance(step, float) and math.isnan(step)):
         raise MetricsLineError(f"no numeric 'step' (got {str(step)[:40]!r})")
-    if step < 0 or step != int(step):
-        raise MetricsLineError(f"'step' {step} is not a whole non-negative number")
-    values = {
-        key: float(value)
-        for key, value in row.items()
-        if not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-    }
+    if not _in_range(step) or not math.isfinite(step) or step < 0 or step != int(step):
+        raise MetricsLineError(f"'step' {_shown(step)} is not a whole number from 0 to {MAX_STEP:,}")
+    values = {}
+    for key, value in row.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if not _in_range(value, MAX_VALUE):
+            raise MetricsLineError(f"{key[:80]!r} is {_shown(value)}, out of range (magnitude above {MAX_VALUE:g})")
+        if math.isfinite(value):  # prime-rl drops non-finite values before writing; a NaN here means nothing
+            values[key] = float(value)
     return int(step), values
+
+
+def _in_range(number: int | float, limit: float = MAX_STEP) -> bool:
+    """``number`` is within ``limit`` in magnitude; a float's inf/NaN passes (the caller decides), an int too
+    large for a float never does (comparing it is exact, converting it would raise ``OverflowError``)."""
+    if isinstance(number, int):
+        return -limit <= number <= limit
+    return not math.isfinite(number) or abs(number) <= limit
+
+
+def _shown(number: int | float) -> str:
+    text = str(number)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
 
 
 def curves_of(rows: Mapping[int, Mapping[str, float]]) -> dict[tuple[str, str, str], Points]:
@@ -327,21 +348,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "runs", nargs="+", metavar="RUN_DIR", help=f"a prime-rl run directory (holding {METRICS_FILE}) or the file"
     )
     parser.add_argument("--plot", metavar="PATH", help="write the curves of all runs, overlaid, as a PNG")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the --plot file if it exists (default: refuse before reading; an input is never replaced)",
+    )
     parser.add_argument("--json", action="store_true", help="print the last/best table as JSON instead of text")
     parser.epilog = (
-        "exit status: 0 read; 2 a run has no metrics.jsonl, an empty one, or no readable line. "
+        f"exit status: 0 read; {EXIT_ERROR} a run has no metrics.jsonl, an empty one, or no readable line, or --plot "
+        "is refused (an input, an existing file without --overwrite, a missing or read-only folder). "
         "Bad lines are skipped, counted and listed, never fatal."
     )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        plot = None
+        if args.plot:  # checked before any reading: a refused path costs nothing and destroys nothing
+            inputs = [find_metrics_file(path) for path in args.runs]
+            plot = check_outputs([OutputSpec.of("--plot", args.plot)], inputs, overwrite=args.overwrite)[0]
         runs = [read_metrics(path) for path in args.runs]
         if args.plot:
             plot_curves(runs, args.plot)
     except (DrugprotError, OSError) as exc:
-        print(f"drugprot curves: error: {exc}", file=sys.stderr)
-        return 2
+        print(error_line("curves", exc), file=sys.stderr)
+        return EXIT_ERROR
     if args.json:
         payload = [
             {"name": r.name, "path": str(r.path), "lines": r.lines, "steps": r.steps, "skipped": r.skipped}
@@ -351,9 +382,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(payload[0] if len(payload) == 1 else {"runs": payload}, indent=2))
     else:
         print("\n\n".join(format_table(r) for r in runs))
-    if args.plot:
-        print(f"wrote the curves to {args.plot}", file=sys.stderr)
-    return 0
+    if plot is not None:
+        print(wrote_line("the curves", plot.path, plot.replaces), file=sys.stderr)
+    return EXIT_OK
 
 
 __all__ = [

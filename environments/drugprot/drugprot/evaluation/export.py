@@ -11,6 +11,7 @@ from pathlib import Path
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.metrics import RelationRow
 from drugprot.core.official_tsv import write_entities_tsv, write_predictions_tsv
+from drugprot.core.outputs import write_text_atomic
 from drugprot.core.schema import Document
 from drugprot.evaluation.extraction_summary import group_by_abstract, voted_relations
 from drugprot.evaluation.records import ExtractionRollout, Rollout, Run
@@ -79,7 +80,7 @@ def export_gold(run: Run, directory: str | os.PathLike[str], documents: Sequence
     else:
         gold, pmids = gold_rows(run.rollouts), sorted({r.pmid for r in run.rollouts})
     write_predictions_tsv(out / "gold_relations.tsv", gold)
-    (out / "pmids.txt").write_text("".join(f"{p}\n" for p in pmids), encoding="utf-8")
+    write_text_atomic(out / "pmids.txt", "".join(f"{p}\n" for p in pmids))
     written = [out / "gold_relations.tsv", out / "pmids.txt"]
     if documents is not None:
         wanted = set(pmids)

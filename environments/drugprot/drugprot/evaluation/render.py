@@ -207,7 +207,7 @@ def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
     return [
         f"  [low, high]: {intervals['level']:.0%} {intervals['method']} ({intervals['together']}), "
         f"{intervals['resamples']} resamples of the {intervals['abstracts']} abstracts{tasks}, "
-        f"seed {intervals['seed']} (--bootstrap N, --seed S; --bootstrap 0: none)"
+        f"seed {intervals['seed']} (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)"
     ]
 
 

@@ -42,26 +42,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
+from drugprot.core.outputs import EXIT_ERROR, CheckedOutput, error_line, expand_inputs
 from drugprot.evaluation.compare import check_modes, compare_runs
 from drugprot.evaluation.export import export_gold, export_tsv
 from drugprot.evaluation.extraction_summary import EXTRACTION, summarize_extraction
 from drugprot.evaluation.plots import plot_classes, plot_confusion
-from drugprot.evaluation.records import EXIT_FAILED_RUN, MOSTLY_ERRORED, ReportError, Run
+from drugprot.evaluation.records import EXIT_FAILED_RUN, LEGACY_FILE, MOSTLY_ERRORED, V1_FILE, ReportError, Run
 from drugprot.evaluation.render import counts_text, format_comparison, format_report
 from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
-from drugprot.evaluation.runs import load_run, run_documents
+from drugprot.evaluation.report_outputs import add_overwrite_argument, prepare_outputs, written_line
+from drugprot.evaluation.runs import load_run, run_documents, run_inputs
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from drugprot.evaluation.summary import summarize
 
 
-def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[str] = ("--bootstrap-seed",)) -> None:
+def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = False) -> None:
     """The output options shared by ``drugprot report`` and ``drugprot baseline``.
 
-    ``seed_flags`` names the bootstrap seed option (``drugprot baseline`` has its own ``--seed``).
+    The bootstrap seed is ``--bootstrap-seed``; ``seed_alias`` also accepts the old spelling ``--seed`` (hidden
+    from the help: ``drugprot baseline``'s ``--seed`` is its sampling seed, ``--sampling-seed``).
     """
     parser.add_argument(
         "--json",
@@ -77,13 +81,15 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
         f"(default {DEFAULT_RESAMPLES}; 0: no intervals)",
     )
     parser.add_argument(
-        *seed_flags,
+        "--bootstrap-seed",
         dest="bootstrap_seed",
         type=int,
         default=DEFAULT_SEED,
         metavar="S",
         help=f"seed of the bootstrap (default {DEFAULT_SEED}; the same seed gives the same intervals)",
     )
+    if seed_alias:
+        parser.add_argument("--seed", dest="bootstrap_seed", type=int, default=DEFAULT_SEED, help=argparse.SUPPRESS)
     parser.add_argument(
         "--plot",
         metavar="PATH",
@@ -109,6 +115,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
         help="write the official scorer's gold inputs to DIR: gold_relations.tsv (gold of the "
         "evaluated pairs), pmids.txt and, when the abstracts are known, entities.tsv",
     )
+    add_overwrite_argument(parser)
 
 
 def resamples_arg(text: str) -> int:
@@ -130,7 +137,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a vf-eval run directory (traces.jsonl, or legacy results.jsonl + metadata.json); with several, "
         "each later run is compared with the first (paired when they cover the same tasks)",
     )
-    add_output_arguments(parser, seed_flags=("--seed", "--bootstrap-seed"))
+    add_output_arguments(parser, seed_alias=True)
     parser.add_argument(
         "--data-path",
         help="the run's data file or TSV directory, for --export-gold's entities.tsv "
@@ -145,18 +152,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"exit {EXIT_FAILED_RUN})",
     )
     parser.epilog = (
-        f"exit status: 0 reported; 2 a run cannot be read (no run file, no DrugProt rollout, bad options); "
+        f"exit status: 0 reported; {EXIT_ERROR} refused before any work (a run cannot be read: no run file, no "
+        "DrugProt rollout; bad options; an output that is an input, exists without --overwrite or cannot be written); "
         f"{EXIT_FAILED_RUN} a run failed: more than {MOSTLY_ERRORED:.0%} of its rollouts errored without an answer "
         "(e.g. no API key, no route to the endpoint); its report is printed, flagged at the top, and no file is "
         "written unless --allow-errors. Malformed lines are skipped, counted and listed, never fatal."
     )
 
 
-def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = False) -> int:
+def emit(
+    runs: Sequence[Run],
+    args: argparse.Namespace,
+    *,
+    allow_errors: bool = False,
+    outputs: Mapping[Path, CheckedOutput] | None = None,
+) -> int:
     """Print the report(s) of ``runs`` and write the requested files; returns the exit code.
 
-    A failed run (``errored_summary``) is flagged at the top of the report; unless ``allow_errors``, no file is
-    written (its predictions would look like a result) and the exit code is ``EXIT_FAILED_RUN``.
+    ``outputs``: the files ``args`` name, already checked by ``prepare_outputs`` against the command's inputs
+    (None: checked here, against the runs' files). A failed run (``errored_summary``) is flagged at the top of the
+    report; unless ``allow_errors``, no file is written (its predictions would look like a result) and the exit
+    code is ``EXIT_FAILED_RUN``.
+
+    Raises:
+        ReportError / OutputError: options that do not fit the runs, or an output the policy refuses.
     """
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
@@ -167,6 +186,8 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
             "--plot draws the confusion matrix of pair-mode answers; an extraction run has none (use --plot-classes "
             "for its per-class chart)"
         )
+    if outputs is None:
+        outputs = prepare_outputs(args, [Path(run.path) / name for run in runs for name in (V1_FILE, LEGACY_FILE)])
     resamples = getattr(args, "bootstrap", DEFAULT_RESAMPLES)
     seed = getattr(args, "bootstrap_seed", DEFAULT_SEED)
     summary = summarize_extraction if extracting else summarize
@@ -188,16 +209,21 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
         if getattr(args, "plot_classes", None):
             plot_classes(reports, args.plot_classes)
         if args.export_tsv:
-            written.append(f"wrote {export_tsv(runs[0], args.export_tsv)} predictions to {args.export_tsv}")
+            rows = export_tsv(runs[0], args.export_tsv)
+            written.append(written_line(f"{rows} predictions", args.export_tsv, outputs))
         if args.export_gold:
             documents = run_documents(runs[0], getattr(args, "data_path", None))
-            written.append("wrote " + ", ".join(str(p) for p in export_gold(runs[0], args.export_gold, documents)))
+            paths = export_gold(runs[0], args.export_gold, documents)
+            replaced = [str(p) for p in paths if (c := outputs.get(p)) is not None and c.replaces]
+            written.append(
+                "wrote " + ", ".join(str(p) for p in paths) + (f" (replaced {', '.join(replaced)})" if replaced else "")
+            )
             if documents is None:
                 written.append("entities.tsv not written: pass --data-path (the run's data file or TSV directory)")
         if args.plot:
-            written.append(f"wrote the confusion matrix to {args.plot}")
+            written.append(written_line("the confusion matrix", args.plot, outputs))
         if getattr(args, "plot_classes", None):
-            written.append(f"wrote the per-class chart to {args.plot_classes}")
+            written.append(written_line("the per-class chart", args.plot_classes, outputs))
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 else {"runs": reports, "comparisons": comparisons}
         print(json.dumps(payload, indent=2, allow_nan=False))
@@ -222,10 +248,12 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return emit([load_run(path) for path in args.runs], args, allow_errors=args.allow_errors)
+        inputs = [file for path in args.runs for file in run_inputs(path)] + expand_inputs([args.data_path])
+        outputs = prepare_outputs(args, inputs)  # before any work: a refused output costs nothing
+        return emit([load_run(path) for path in args.runs], args, allow_errors=args.allow_errors, outputs=outputs)
     except (DrugprotError, OSError) as exc:
-        print(f"drugprot report: error: {exc}", file=sys.stderr)
-        return 2
+        print(error_line("report", exc), file=sys.stderr)
+        return EXIT_ERROR
 
 
 __all__ = ["add_arguments", "add_output_arguments", "emit", "resamples_arg", "run"]

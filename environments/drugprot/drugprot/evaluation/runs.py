@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.options import parse_negatives
+from drugprot.core.outputs import expand_inputs
 from drugprot.core.schema import Document
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.decode import read_line
@@ -37,6 +38,20 @@ def find_run_file(path: str | os.PathLike[str]) -> Path:
         raise ReportError(f"{path}: no {V1_FILE} (verifiers v1) or {LEGACY_FILE} (legacy vf-eval) in this directory")
     listing = "\n  ".join(str(p.parent) for p in found)
     raise ReportError(f"{path} holds {len(found)} runs; pass one (or several) of:\n  {listing}")
+
+
+def run_inputs(path: str | os.PathLike[str]) -> list[Path]:
+    """The files reading the run at ``path`` opens: its run file, saved setting (``metadata.json``,
+    ``configs/resolved/eval.json``) and the local data file or TSV directory that setting names (for the
+    abstracts of ``--export-gold``). What no command may write over (``drugprot.core.outputs``).
+
+    Raises:
+        ReportError: as ``find_run_file``.
+    """
+    file = find_run_file(path)
+    config = _legacy_config(file.parent) if _looks_legacy(file) else _v1_config(file.parent)
+    saved = [file, file.parent / "metadata.json", file.parent / "configs" / "resolved" / "eval.json"]
+    return expand_inputs([*saved, config.data_path])
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

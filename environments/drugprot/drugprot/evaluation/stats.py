@@ -47,7 +47,7 @@ METRICS = ("accuracy", "micro_f1", "macro_f1")
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples of ``drugprot report`` (``--bootstrap``); 0 disables the intervals."""
 DEFAULT_SEED = 0
-"""Seed of the bootstrap's generator (``drugprot report --seed``)."""
+"""Seed of the bootstrap's generator (``drugprot report --bootstrap-seed``)."""
 LEVEL = 0.95
 """Confidence level of every interval."""
 METHOD = "percentile"

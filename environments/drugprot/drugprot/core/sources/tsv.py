@@ -62,9 +62,11 @@ def _tsv_lines(path: Path, columns: int) -> Iterable[tuple[int, list[str]]]:
     """The tab-separated cells of each non-empty line (1-based line numbers), and a non-empty pmid in the first.
 
     No ``csv`` module: the official files quote nothing, and a field (an abstract) can exceed ``csv``'s
-    128 KiB field limit.
+    128 KiB field limit. Lines end in ``\n``, ``\r\n`` or, in a file without any ``\n`` (old Mac editors), ``\r``.
     """
-    for line_no, line in enumerate(read_text(path).split("\n"), 1):
+    text = read_text(path)
+    newline = "\n" if "\n" in text or "\r" not in text else "\r"
+    for line_no, line in enumerate(text.split(newline), 1):
         if line.endswith("\r"):
             line = line[:-1]
         if not line:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from drugprot.core.errors import DrugprotError
+from drugprot.core.outputs import EXIT_ERROR, error_line
 from drugprot.tools.adapters import require_adapters_extra
 from drugprot.tools.adapters.base_checkpoint import base_tensor_infos, base_weight_map, plan_merge
 from drugprot.tools.adapters.layout import PEFT_PREFIX, kind_counts, read_adapter
@@ -173,7 +174,8 @@ def _ranges(numbers: list[int]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``merge`` or ``inspect``; print errors to stderr and return 1 on a ``DrugprotError`` or ``OSError``."""
+    """Run ``merge`` or ``inspect``; on a ``DrugprotError`` or ``OSError`` print ``drugprot adapter: error: ...``
+    to stderr and return ``EXIT_ERROR`` (2), the exit convention of every ``drugprot`` command."""
     try:
         if args.adapter_command == "inspect":
             info = describe_adapter(args.adapter, args.base)
@@ -187,5 +189,5 @@ def run(args: argparse.Namespace) -> int:
         print(report.summary())
         return 0
     except (DrugprotError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        print(error_line("adapter", exc), file=sys.stderr)
+        return EXIT_ERROR

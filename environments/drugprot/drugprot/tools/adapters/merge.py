@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drugprot.core.outputs import OutputError, check_folder_output
 from drugprot.tools.adapters import AdapterError
 from drugprot.tools.adapters.adapter_config import LoraSettings
 from drugprot.tools.adapters.base_checkpoint import (
@@ -103,10 +104,14 @@ def check_out_dir(out_dir: Path, base_dir: Path, adapter_dir: Path, overwrite: b
             raise AdapterError(f"--out {out_dir} is the {what} directory; write the merged model elsewhere")
         if resolved in other.resolve().parents:
             raise AdapterError(f"--out {out_dir} contains the {what} directory; write the merged model elsewhere")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AdapterError(f"--out {out_dir} exists and is not a directory")
+    try:  # the output policy's folder check: the nearest existing folder is writable, before any work
+        check_folder_output("--out", out_dir, [])
+    except OutputError as exc:
+        raise AdapterError(str(exc)) from None
     if not out_dir.exists():
         return False
-    if not out_dir.is_dir():
-        raise AdapterError(f"--out {out_dir} exists and is not a directory")
     if not any(out_dir.iterdir()):
         return False
     if not (out_dir / MERGE_RECORD).is_file():

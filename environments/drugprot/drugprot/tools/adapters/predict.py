@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import by_letter
+from drugprot.core.outputs import EXIT_ERROR, error_line
 from drugprot.core.parsing import ParsedReply, parse_reply
 from drugprot.core.questions import Question, question_for
 from drugprot.core.schema import Document, Entity
@@ -260,7 +261,8 @@ def adapter_line(report: PeftLoadReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, ask, print ``answer: E (INHIBITOR)`` and the reply (or JSON); 1 on a bad input or adapter."""
+    """Load, ask, print ``answer: E (INHIBITOR)`` and the reply (or JSON); ``EXIT_ERROR`` (2) on a bad input or
+    adapter, with ``drugprot predict: error: ...`` on stderr. It writes no file."""
     try:
         text = args.text if args.text is not None else read_text_file(args.text_file)
         question = build_question(
@@ -286,8 +288,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     except (DrugprotError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        print(error_line("predict", exc), file=sys.stderr)
+        return EXIT_ERROR
     if args.json:
         payload = {
             "letter": result.parsed.letter,

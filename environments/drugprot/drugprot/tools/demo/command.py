@@ -12,13 +12,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from drugprot.core.errors import DrugprotError
+from drugprot.core.errors import DrugprotConfigError, DrugprotError
+from drugprot.core.options import TaskOptions
+from drugprot.core.outputs import (
+    EXIT_ERROR,
+    EXIT_OK,
+    CheckedOutput,
+    OutputSpec,
+    check_folder_output,
+    check_outputs,
+    error_line,
+    wrote_line,
+)
 from drugprot.evaluation.plots import plot_classes, plot_confusion
 from drugprot.evaluation.render import format_report
 from drugprot.evaluation.report import resamples_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.demo.runner import LOG_NAME, DemoRun, run_demo
+from drugprot.tools.demo.sample_run import sample_path
 
 DEFAULT_TASKS = 22
 """Tasks a plain ``drugprot demo`` evaluates: the sample's first five abstracts with ``negatives=all``."""
@@ -56,13 +68,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"resamples of the tasks for the 95%% intervals (default {DEFAULT_RESAMPLES}; 0: none)",
     )
     parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, metavar="S", help=f"seed of the bootstrap (default {DEFAULT_SEED})"
+        "--bootstrap-seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="S",
+        help=f"seed of the bootstrap (default {DEFAULT_SEED})",
     )
+    parser.add_argument("--seed", dest="bootstrap_seed", type=int, default=DEFAULT_SEED, help=argparse.SUPPRESS)
     parser.add_argument("--plot", metavar="PATH", help="write the run's confusion matrix as a PNG (needs matplotlib)")
     parser.add_argument(
         "--plot-classes",
         metavar="PATH",
         help="write the run's per-class precision/recall/F1 bars as a PNG (needs matplotlib)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace --plot/--plot-classes files that exist (default: refuse)"
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to allow the eval CLI (default 600)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -79,8 +99,8 @@ def report_command(run_dir: str, args: argparse.Namespace) -> str:
     parts = ["drugprot", "report", run_dir]
     if args.bootstrap != DEFAULT_RESAMPLES:
         parts += ["--bootstrap", str(args.bootstrap)]
-    if args.seed != DEFAULT_SEED:
-        parts += ["--seed", str(args.seed)]
+    if args.bootstrap_seed != DEFAULT_SEED:
+        parts += ["--bootstrap-seed", str(args.bootstrap_seed)]
     return " ".join(parts) + " [--plot PNG] [--plot-classes PNG] [--json]"
 
 
@@ -113,23 +133,58 @@ def footer(result: DemoRun, args: argparse.Namespace, written: Sequence[str]) ->
     ]
 
 
-def write_plots(report: Mapping[str, Any], args: argparse.Namespace) -> list[str]:
+def write_plots(
+    report: Mapping[str, Any], args: argparse.Namespace, outputs: Mapping[str, CheckedOutput] | None = None
+) -> list[str]:
     """Write the charts ``--plot``/``--plot-classes`` ask for; return what was written.
+
+    ``outputs``: ``check_options``'s checked outputs by flag, for the line that says a file was replaced.
 
     Raises:
         ReportError: matplotlib is not installed (the ``drugprot[report]`` extra).
     """
+    outputs = outputs or {}
     written = []
-    if args.plot:
-        plot_confusion([report], args.plot)
-        written.append(f"wrote the confusion matrix to {args.plot}")
-    if args.plot_classes:
-        plot_classes([report], args.plot_classes)
-        written.append(f"wrote the per-class chart to {args.plot_classes}")
+    for flag, path, draw, what in (
+        ("--plot", args.plot, plot_confusion, "the confusion matrix"),
+        ("--plot-classes", args.plot_classes, plot_classes, "the per-class chart"),
+    ):
+        if path:
+            draw([report], path)
+            written.append(wrote_line(what, path, (checked := outputs.get(flag)) is not None and checked.replaces))
     return written
 
 
+def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
+    """Check every option before the banner and any work: the run's size and ``--negatives``, ``--output-dir`` and
+    the ``--plot``/``--plot-classes`` files (``drugprot.core.outputs``; the sample file is the input).
+
+    Raises:
+        DrugprotConfigError: a bad ``--negatives``, ``--num-tasks``, ``--rollouts`` or ``--timeout``.
+        OutputError: an output the policy refuses.
+    """
+    TaskOptions(negatives=args.negatives)
+    if args.rollouts < 1 or (not args.all and args.num_tasks < 1):
+        knob = "rollouts" if args.rollouts < 1 else "num_tasks"
+        raise DrugprotConfigError(
+            f"--rollouts and --num-tasks must be at least 1, got {args.rollouts} and {args.num_tasks}", knob=knob
+        )
+    if not args.timeout > 0:
+        raise DrugprotConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}", knob="timeout")
+    with sample_path() as sample:
+        inputs = [sample]
+    check_folder_output("--output-dir", args.output_dir, inputs)
+    named = (("--plot", args.plot), ("--plot-classes", args.plot_classes))
+    checked = check_outputs([OutputSpec.of(f, p) for f, p in named if p], inputs, overwrite=args.overwrite)
+    return {c.flag: c for c in checked}
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        outputs = check_options(args)
+    except DrugprotError as exc:
+        print(error_line("demo", exc), file=sys.stderr)
+        return EXIT_ERROR
     if not args.json:
         print(
             f"drugprot demo: serving the lexical baseline on 127.0.0.1 and running the eval CLI on the bundled "
@@ -148,17 +203,17 @@ def run(args: argparse.Namespace) -> int:
             progress=None if args.verbose else sys.stderr,
         )
     except (DrugprotError, OSError) as exc:
-        print(f"drugprot demo: error: {exc}", file=sys.stderr)
-        return 1
-    report = summarize(result.run, resamples=args.bootstrap, seed=args.seed)
+        print(error_line("demo", exc), file=sys.stderr)
+        return EXIT_ERROR
+    report = summarize(result.run, resamples=args.bootstrap, seed=args.bootstrap_seed)
     try:
-        written = write_plots(report, args)
+        written = write_plots(report, args, outputs)
     except (DrugprotError, OSError) as exc:
         print(
-            f"drugprot demo: error: {exc}\nrun kept in {result.run_dir}: {report_command(result.run_dir, args)}",
+            f"{error_line('demo', exc)}\nrun kept in {result.run_dir}: {report_command(result.run_dir, args)}",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_ERROR
     if args.json:
         demo = {
             "run_dir": result.run_dir,
@@ -172,4 +227,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_report(report))
         print("\n".join(footer(result, args, written)))
-    return 0
+    return EXIT_OK

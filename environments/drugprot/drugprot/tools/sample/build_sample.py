@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from drugprot.core.outputs import write_text_atomic
+
 SAMPLE = Path(__file__).with_name("drugprot_sample.jsonl")
 _MENTION = re.compile(r"«(T\d+)\|([A-Z-]+)\|([^«»]+)»")
 
@@ -162,7 +164,7 @@ def render() -> str:
 
 
 def main() -> None:
-    SAMPLE.write_text(render(), encoding="utf-8")
+    write_text_atomic(SAMPLE, render())  # never a half-written sample
     print(f"wrote {len(ABSTRACTS)} abstracts to {SAMPLE}")
 
 

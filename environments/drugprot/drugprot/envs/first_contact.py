@@ -1,0 +1,79 @@
+"""One clear line when the model endpoint cannot be used at all: unreachable, or the API key rejected.
+
+Without it a run with no key or no route ends with every rollout a bare ``ProviderError`` and, on verifiers 0.4.0,
+``vf-eval`` exits 0; only ``drugprot report`` says what went wrong. The drugprot harness sees the model endpoint's
+failure as the status the interception server relays (verifiers ``EvalClient``: the provider's own 401/403 for a
+rejected key, 503/504 for a connection or timeout failure, with the transport error as the message). On the first
+outcome of each endpoint in a process, ``first_contact_problem`` turns such a failure into one line naming the
+endpoint, the key's variable and the fix, and ``FirstContact`` logs it once (later rollouts fail the same way and
+are not repeated). Any other first outcome, success included, closes the check for that endpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+
+LOGGER = logging.getLogger("verifiers.v1.drugprot")
+"""Under verifiers' library logger, so ``vf-eval`` shows the line where it shows its own warnings."""
+
+_STATUS = re.compile(r"HTTP (\d{3}): ?(.*)", re.DOTALL)
+_REJECTED = frozenset({401, 403})
+_UNREACHABLE = frozenset({503, 504})
+
+
+def first_contact_problem(failure: str, base_url: str, key_var: str, key_set: bool) -> str | None:
+    """The line that explains a failed model call when it means the endpoint cannot be used; None otherwise.
+
+    ``failure`` is the harness's message for the call (``HTTP <status>: <message>``); ``key_set`` whether the
+    variable ``key_var`` is set in this process.
+    """
+    match = _STATUS.match(failure)
+    if match is None:
+        return None
+    status, message = int(match.group(1)), match.group(2).strip()[:200]
+    if status in _REJECTED:
+        state = "set" if key_set else "NOT set"
+        return (
+            f"drugprot: the model endpoint {base_url} rejected the API key (HTTP {status}: {message}); the key is read "
+            f"from ${key_var} ({state} here). Fix: export {key_var}=<a valid key> (Prime Inference: `prime login`), or "
+            "name the variable that holds it with --client.api-key-var. Every rollout fails the same way: stop the "
+            "run; `drugprot report RUN_DIR` flags such a run (exit 3)."
+        )
+    if status in _UNREACHABLE and not message.startswith("upstream"):
+        return (
+            f"drugprot: cannot reach the model endpoint {base_url} ({message or f'HTTP {status}'}). Fix: check "
+            "--client.base-url, the network, and that the server is running (a local vLLM: `vllm serve ...`). Every "
+            "rollout fails the same way: stop the run; `drugprot report RUN_DIR` flags such a run (exit 3)."
+        )
+    return None
+
+
+class FirstContact:
+    """Which endpoints have had their first outcome in this process (thread-safe); logs a problem once each."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def observe(self, failure: str | None, base_url: str, key_var: str) -> str | None:
+        """Record a model call's outcome (``failure`` None: it succeeded); return and log the problem line when
+        this is the endpoint's first outcome and it means the endpoint cannot be used."""
+        with self._lock:
+            if base_url in self._seen:
+                return None
+            self._seen.add(base_url)
+        if failure is None:
+            return None
+        line = first_contact_problem(failure, base_url, key_var, bool(os.environ.get(key_var)))
+        if line is not None:
+            LOGGER.error(line)
+        return line
+
+
+FIRST_CONTACT = FirstContact()
+"""The process's record, shared by every rollout's harness."""
+
+__all__ = ["FIRST_CONTACT", "LOGGER", "FirstContact", "first_contact_problem"]
