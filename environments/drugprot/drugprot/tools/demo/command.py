@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     except (DrugprotError, OSError) as exc:
         print(f"drugprot demo: error: {exc}", file=sys.stderr)
         return 1
+    if not args.json:
+        print(f"scoring: the report of {len(result.run.rollouts)} rollouts ...", file=sys.stderr, flush=True)
     report = summarize(result.run, resamples=args.bootstrap, seed=args.seed)
     try:
         written = write_plots(report, args)
