@@ -167,16 +167,22 @@ def test_a_directory_with_several_runs_or_none_is_an_error_listing_them(tmp_path
 
 
 @pytest.mark.parametrize(
-    ("taskset", "select", "negatives", "limit"),
+    ("taskset", "select", "negatives", "limit", "requested"),
     [
-        ({"negatives": " ALL"}, {}, "all", ""),
-        ({"negatives": 2, "num_tasks": 50}, {"limit": 3, "skip": 2}, "2", "-n 3, num_tasks=50, skip=2"),
-        ({}, {"include": {"idx": [4]}}, "0", "select.include"),
-        ({"negatives": "many"}, {"limit": True}, "many", ""),  # kept as written; a bool is no limit
+        ({"negatives": " ALL"}, {}, "all", "", None),
+        ({"negatives": 2, "num_tasks": 50}, {"limit": 3, "skip": 2}, "2", "-n 3, num_tasks=50, skip=2", (3, 2)),
+        ({"num_tasks": 7}, {}, "0", "num_tasks=7", (7, 2)),
+        ({}, {"include": {"idx": [4]}}, "0", "select.include", None),
+        ({"negatives": "many"}, {"limit": True}, "many", "", None),  # kept as written; a bool is no limit
     ],
 )
 def test_the_setting_comes_from_the_saved_v1_config(
-    tmp_path: Path, taskset: dict[str, Any], select: dict[str, Any], negatives: str, limit: str
+    tmp_path: Path,
+    taskset: dict[str, Any],
+    select: dict[str, Any],
+    negatives: str,
+    limit: str,
+    requested: tuple[int, int] | None,
 ) -> None:
     run_dir = tmp_path / "run"
     (run_dir / "configs" / "resolved").mkdir(parents=True)
@@ -185,10 +191,17 @@ def test_the_setting_comes_from_the_saved_v1_config(
         "model": "m",
         "env": {"taskset": {"split": "train", "data_label": "lab set", **taskset}},
         "select": select,
+        "num_rollouts": 2,
     }
     (run_dir / "configs" / "resolved" / "eval.json").write_text(json.dumps(config))
     assert load_run(run_dir).config == RunConfig(
-        model="m", split="train", data_path=None, data_label="lab set", negatives=negatives, limit=limit
+        model="m",
+        split="train",
+        data_path=None,
+        data_label="lab set",
+        negatives=negatives,
+        limit=limit,
+        requested=requested,
     )
 
 
@@ -205,3 +218,84 @@ def test_the_abstracts_of_a_run_come_from_the_run_or_a_local_data_path(tmp_path:
     assert documents == load_documents("validation", fixture_jsonl)
     run.documents = documents[:1]
     assert run_documents(run, str(fixture_jsonl)) == documents[:1]
+
+
+# --------------------------------------------------------------------------- doubtful runs: warnings, not errors
+
+
+def asking(run_dir: Path, tasks: int, per_task: int) -> Path:
+    """Give the run's saved config ``-n tasks -r per_task``."""
+    path = run_dir / "configs" / "resolved" / "eval.json"
+    config = json.loads(path.read_text())
+    config["select"]["limit"], config["num_rollouts"] = tasks, per_task
+    path.write_text(json.dumps(config))
+    return run_dir
+
+
+def test_a_half_written_run_says_how_many_rollouts_are_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [episode(trace(f"T{i}", "T9", ["INHIBITOR"], "INHIBITOR")) for i in range(1, 4)]
+    run_dir = asking(write_run(tmp_path / "half", lines), 4, 2)
+    with (run_dir / "traces.jsonl").open("a") as handle:
+        handle.write(lines[0][:40])  # the writer was killed mid-line
+    warning = (
+        "INCOMPLETE RUN: 4 of the 8 rollouts the run asked for are missing (4 tasks x 2 rollouts per task; 4 records "
+        "read) and its last line is cut off mid-record (a half-written file). Either the eval stopped early "
+        "(interrupted, killed, out of time, still running: re-run it, or resume it with vf-eval's --resume) or its "
+        "data holds fewer than 4 tasks; the figures cover only the rollouts read"
+    )
+    run = load_run(run_dir)
+    assert (len(run.rollouts), len(run.corrupt), run.cut_off, run.warnings) == (3, 1, True, [warning])
+    assert f"  WARNING: {warning}" in format_report(summarize(run)).splitlines()
+    assert cli_main(["report", str(run_dir), "--bootstrap", "0"]) == 0  # reported, with the warning, not refused
+    captured = capsys.readouterr()
+    assert f"  WARNING: {warning}" in captured.out.splitlines()
+    assert f"half: WARNING: {warning}" in captured.err.splitlines()
+
+
+def test_fewer_rollouts_than_asked_warn_also_without_a_cut_line(tmp_path: Path) -> None:
+    lines = [episode(trace(f"T{i}", "T9", ["INHIBITOR"], "INHIBITOR")) for i in range(1, 12)]
+    (warning,) = load_run(asking(write_run(tmp_path / "short", lines), 22, 1)).warnings
+    assert warning.startswith(
+        "INCOMPLETE RUN: 11 of the 22 rollouts the run asked for are missing (22 tasks x 1 rollouts per task; 11 "
+        "records read). "
+    )
+    assert load_run(asking(write_run(tmp_path / "whole", lines), 11, 1)).warnings == []
+    assert load_run(write_run(tmp_path / "unknown", lines)).warnings == []  # no -r saved: nothing to compare with
+
+
+def test_rollouts_of_one_task_that_disagree_on_its_gold_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(
+        tmp_path / "mixed",
+        [
+            episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR")),
+            episode(trace("T1", "T2", ["SUBSTRATE", "PRODUCT-OF"], "INHIBITOR")),
+            episode(trace("T3", "T2", ["AGONIST"], "AGONIST")),
+            episode(trace("T3", "T2", ["AGONIST"], "AGONIST")),
+        ],
+    )
+    warning = (
+        f"GOLD CONFLICT: 1 tasks have rollouts that disagree on their gold, first pmid {PMID} T1-T2: "
+        "{INHIBITOR, with_no_relation=False} vs {PRODUCT-OF, SUBSTRATE, with_no_relation=False}. The file mixes runs "
+        "of different data (split, revision or data file); report each run on its own"
+    )
+    assert load_run(run_dir).warnings == [warning]
+    assert cli_main(["report", str(run_dir), "--bootstrap", "0"]) == 0
+    assert f"mixed: WARNING: {warning}" in capsys.readouterr().err.splitlines()
+
+
+def test_extraction_rollouts_of_one_abstract_that_disagree_on_its_gold_are_named(tmp_path: Path) -> None:
+    from tests.evaluation import extraction_traces as ex
+
+    lines = [
+        ex.episode(ex.extraction_trace("100", ex.GOLD_100, ex.block("none"))),
+        ex.episode(ex.extraction_trace("100", ex.GOLD_200, ex.block("none"))),
+    ]
+    (warning,) = load_run(ex.write_v1_run(tmp_path / "mixed", lines)).warnings
+    assert warning.startswith(
+        "GOLD CONFLICT: 1 tasks have rollouts that disagree on their gold, first pmid 100: "
+        "{T1/T2/INHIBITOR, T3/T4/SUBSTRATE} vs {no relation}. "
+    )

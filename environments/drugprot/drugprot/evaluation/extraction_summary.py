@@ -201,6 +201,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
     return {
         "failed": errored["failed"],
         "errored": errored,
+        "warnings": list(run.warnings),
         "run": {
             "name": run.name,
             "path": run.path,

@@ -44,6 +44,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  setting: {report['setting']['note']}",
         *skipped_lines(report["lines"]),
     ]
+    lines += [f"  WARNING: {warning}" for warning in report.get("warnings", [])]
     errored = report["errored"]
     if errored["rollouts"] and not errored["failed"]:
         lines.append(

@@ -208,6 +208,8 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
         print(format_report(reports[0]))
     else:
         print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs], comparisons))
+    for report in reports:
+        written += [f"{report['run']['name']}: WARNING: {warning}" for warning in report.get("warnings", [])]
     for report in failed:
         errored = report["errored"]
         written.append(

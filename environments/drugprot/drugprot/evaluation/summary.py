@@ -286,6 +286,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     return {
         "failed": errored["failed"],
         "errored": errored,
+        "warnings": list(run.warnings),
         "run": {
             "name": run.name,
             "path": run.path,
