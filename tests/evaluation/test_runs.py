@@ -11,7 +11,7 @@ import pytest
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.records import ReportError, RunConfig
 from drugprot.evaluation.render import format_report
-from drugprot.evaluation.runs import find_run_file, load_run, run_documents
+from drugprot.evaluation.runs import find_run_file, load_run, run_documents, skipped_folders
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
@@ -299,3 +299,57 @@ def test_extraction_rollouts_of_one_abstract_that_disagree_on_its_gold_are_named
         "GOLD CONFLICT: 1 tasks have rollouts that disagree on their gold, first pmid 100: "
         "{T1/T2/INHIBITOR, T3/T4/SUBSTRATE} vs {no relation}. "
     )
+
+
+def validate_output(directory: Path) -> Path:
+    """What ``vf-validate`` (verifiers 0.4.0) leaves in its output folder: check results, no model replies."""
+    (directory / "configs" / "resolved").mkdir(parents=True)
+    (directory / "configs" / "resolved" / "validate.json").write_text("{}")
+    (directory / "summary.json").write_text('{"valid_rate": 1.0}')
+    (directory / "results.jsonl").write_text('{"index": 0, "mode": "all", "reason": "valid", "valid": true}\n')
+    return directory
+
+
+def dry_run_output(directory: Path) -> Path:
+    """What ``vf-eval --dry-run`` leaves: the resolved config only."""
+    (directory / "configs" / "resolved").mkdir(parents=True)
+    (directory / "configs" / "resolved" / "eval.json").write_text('{"model": "m"}')
+    return directory
+
+
+def test_folders_that_are_not_eval_runs_are_skipped_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = tmp_path / "outputs"
+    checks = validate_output(outputs / "drugprot--validate--442e3197")
+    dry = dry_run_output(outputs / "drugprot--m--drugprot--aa3a5cdc")
+    run_dir = write_run(
+        outputs / "drugprot--m--drugprot--e11b95f9", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))]
+    )
+    assert find_run_file(outputs) == run_dir / "traces.jsonl"
+    assert skipped_folders(outputs) == [
+        (dry, "no traces.jsonl: a --dry-run, or an eval that wrote no rollout"),
+        (checks, "vf-validate output: task checks, no model replies"),
+    ]
+    assert cli_main(["report", str(outputs), "--bootstrap", "0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [
+        f"drugprot report: skipped {dry}: not an eval run (no traces.jsonl: a --dry-run, or an eval that wrote no "
+        "rollout)",
+        f"drugprot report: skipped {checks}: not an eval run (vf-validate output: task checks, no model replies)",
+    ]
+    with pytest.raises(ReportError) as raised:
+        find_run_file(checks)
+    assert str(raised.value) == (
+        f"{checks}: not an eval run (vf-validate output: task checks, no model replies); drugprot report reads the "
+        "run directories of vf-eval"
+    )
+    (run_dir / "traces.jsonl").unlink()
+    (run_dir / "configs" / "resolved" / "eval.json").unlink()
+    with pytest.raises(ReportError) as raised:
+        find_run_file(outputs)
+    assert str(raised.value).splitlines() == [
+        f"{outputs}: no traces.jsonl (verifiers v1) or results.jsonl (legacy vf-eval) in this directory",
+        f"  skipped {dry}: no traces.jsonl: a --dry-run, or an eval that wrote no rollout",
+        f"  skipped {checks}: vf-validate output: task checks, no model replies",
+    ]

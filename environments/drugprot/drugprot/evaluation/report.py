@@ -53,7 +53,7 @@ from drugprot.evaluation.plots import plot_classes, plot_confusion
 from drugprot.evaluation.records import EXIT_FAILED_RUN, MOSTLY_ERRORED, ReportError, Run
 from drugprot.evaluation.render import counts_text, format_comparison, format_report
 from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
-from drugprot.evaluation.runs import load_run, run_documents
+from drugprot.evaluation.runs import load_run, run_documents, skipped_folders
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from drugprot.evaluation.summary import summarize
 
@@ -224,7 +224,11 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return emit([load_run(path) for path in args.runs], args, allow_errors=args.allow_errors)
+        runs = [load_run(path) for path in args.runs]
+        for path in args.runs:
+            for folder, why in skipped_folders(path):
+                print(f"drugprot report: skipped {folder}: not an eval run ({why})", file=sys.stderr)
+        return emit(runs, args, allow_errors=args.allow_errors)
     except (DrugprotError, OSError) as exc:
         print(f"drugprot report: error: {exc}", file=sys.stderr)
         return 2

@@ -14,29 +14,60 @@ from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout,
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
 
 
+def not_an_eval_run(run_dir: Path) -> str | None:
+    """Why ``run_dir`` is an output folder of verifiers' CLIs but not an eval run the report can read; None if it
+    is not such a folder (it may still be a run)."""
+    resolved = run_dir / "configs" / "resolved"
+    if (resolved / "validate.json").is_file():
+        return "vf-validate output: task checks, no model replies"
+    has_run_file = (run_dir / V1_FILE).is_file() or (run_dir / LEGACY_FILE).is_file()
+    if (resolved / "eval.json").is_file() and not has_run_file:
+        return f"no {V1_FILE}: a --dry-run, or an eval that wrote no rollout"
+    return None
+
+
+def skipped_folders(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
+    """The output folders under the directory ``path`` that are not eval runs, with why (``not_an_eval_run``)."""
+    root = Path(path)
+    if not root.is_dir():
+        return []
+    folders = {p.parents[2] for name in ("validate.json", "eval.json") for p in root.rglob(f"configs/resolved/{name}")}
+    return [(folder, why) for folder in sorted(folders) if (why := not_an_eval_run(folder))]
+
+
 def find_run_file(path: str | os.PathLike[str]) -> Path:
     """The ``traces.jsonl`` or ``results.jsonl`` of a run dir (or the file itself).
 
-    A directory holding neither is searched below; exactly one run must be found there.
+    A directory holding neither is searched below; exactly one run must be found there. Folders that are not eval
+    runs (``not_an_eval_run``: ``vf-validate`` output, a ``--dry-run``) are skipped (``skipped_folders`` lists them).
 
     Raises:
-        ReportError: the path does not exist, or holds no run or several runs (the message lists them).
+        ReportError: the path does not exist, is not an eval run, or holds no run or several runs (the message lists
+            them and the folders skipped).
     """
     path = Path(path)
     if path.is_file():
         return path
     if not path.is_dir():
         raise ReportError(f"{path}: no such run directory or file")
+    why = not_an_eval_run(path)
+    if why is not None:
+        raise ReportError(f"{path}: not an eval run ({why}); drugprot report reads the run directories of vf-eval")
     for name in (V1_FILE, LEGACY_FILE):
         if (path / name).is_file():
             return path / name
-    found = sorted(p for name in (V1_FILE, LEGACY_FILE) for p in path.rglob(name))
+    skipped = skipped_folders(path)
+    not_runs = {folder for folder, _ in skipped}
+    found = sorted(p for name in (V1_FILE, LEGACY_FILE) for p in path.rglob(name) if p.parent not in not_runs)
     if len(found) == 1:
         return found[0]
+    listed = "".join(f"\n  skipped {folder}: {reason}" for folder, reason in skipped)
     if not found:
-        raise ReportError(f"{path}: no {V1_FILE} (verifiers v1) or {LEGACY_FILE} (legacy vf-eval) in this directory")
+        raise ReportError(
+            f"{path}: no {V1_FILE} (verifiers v1) or {LEGACY_FILE} (legacy vf-eval) in this directory{listed}"
+        )
     listing = "\n  ".join(str(p.parent) for p in found)
-    raise ReportError(f"{path} holds {len(found)} runs; pass one (or several) of:\n  {listing}")
+    raise ReportError(f"{path} holds {len(found)} runs; pass one (or several) of:\n  {listing}{listed}")
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:
