@@ -49,7 +49,7 @@ from drugprot.core.errors import DrugprotError
 from drugprot.evaluation.compare import check_modes, compare_runs
 from drugprot.evaluation.export import export_gold, export_tsv
 from drugprot.evaluation.extraction_summary import EXTRACTION, summarize_extraction
-from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.records import EXIT_FAILED_RUN, MOSTLY_ERRORED, ReportError, Run
 from drugprot.evaluation.render import counts_text, format_comparison, format_report
 from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
@@ -87,8 +87,8 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
     parser.add_argument(
         "--plot",
         metavar="PATH",
-        help="write the confusion matrix as a PNG: label names, counts in the cells, colour = share of the gold row "
-        "(needs matplotlib)",
+        help="write the confusion matrix as a picture (the extension picks it: .png, .jpg, .pdf, .svg): label names, "
+        "counts in the cells, colour = share of the gold row (needs matplotlib)",
     )
     parser.add_argument(
         "--plot-counts", action="store_true", help="colour the --plot confusion matrix by count, not by row share"
@@ -96,7 +96,8 @@ def add_output_arguments(parser: argparse.ArgumentParser, seed_flags: Sequence[s
     parser.add_argument(
         "--plot-classes",
         metavar="PATH",
-        help="write per-class precision/recall/F1 bars with gold support as a PNG, one bar per run (needs matplotlib)",
+        help="write per-class precision/recall/F1 bars with gold support as a picture (.png, .jpg, .pdf, .svg), "
+        "one bar per run (needs matplotlib)",
     )
     parser.add_argument(
         "--export-tsv",
@@ -158,6 +159,7 @@ def emit(runs: Sequence[Run], args: argparse.Namespace, *, allow_errors: bool = 
     A failed run (``errored_summary``) is flagged at the top of the report; unless ``allow_errors``, no file is
     written (its predictions would look like a result) and the exit code is ``EXIT_FAILED_RUN``.
     """
+    check_plot_paths(args.plot, getattr(args, "plot_classes", None))  # a bad extension stops before any work
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
     check_modes(list(runs))

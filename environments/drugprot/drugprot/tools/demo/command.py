@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
-from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.render import format_report
 from drugprot.evaluation.report import resamples_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -130,6 +130,11 @@ def write_plots(report: Mapping[str, Any], args: argparse.Namespace) -> list[str
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        check_plot_paths(args.plot, args.plot_classes)  # a bad extension stops before the run
+    except DrugprotError as exc:
+        print(f"drugprot demo: error: {exc}", file=sys.stderr)
+        return 1
     if not args.json:
         print(
             f"drugprot demo: serving the lexical baseline on 127.0.0.1 and running the eval CLI on the bundled "
