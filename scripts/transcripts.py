@@ -26,6 +26,7 @@ Usage (from the repository root, in the workspace venv)::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -79,6 +80,24 @@ def section(start: str, *, to_blank: bool = True) -> Callable[[list[str]], list[
     return select
 
 
+def validate_summary(lines: list[str]) -> list[str]:
+    """The end of ``vf-validate``'s output, its summary JSON, regrouped onto fewer lines: the per-check counts one
+    line each, the outcome counts on one line, the scalar fields on one line."""
+    start = max(i for i, line in enumerate(lines) if line == "{")
+    summary = json.loads("\n".join(lines[start:]))
+
+    def flat(value: object) -> str:
+        return json.dumps(value, sort_keys=True)
+
+    checks = summary.pop("checks")
+    rows = [f'    "{name}": {flat(counts)}' for name, counts in sorted(checks.items())]
+    out = ['  "checks": {', ",\n".join(rows), "  },"]
+    if "outcomes" in summary:
+        out.append(f'  "outcomes": {flat(summary.pop("outcomes"))},')
+    out.append("  " + ", ".join(f'"{key}": {flat(value)}' for key, value in sorted(summary.items())))
+    return "\n".join(out).splitlines()
+
+
 DEMO = Command("uv run drugprot demo --plot outputs/demo-confusion.png --plot-classes outputs/demo-classes.png")
 CURVES = Command("uv run drugprot curves environments/drugprot/drugprot/tools/sample/synthetic-prime-rl-run")
 BASELINES = Command("uv run drugprot baseline majority lexical --split train --data-path FILE", real_sample=True)
@@ -86,10 +105,16 @@ BASELINES_ALL = Command(
     "uv run drugprot baseline majority lexical --split train --data-path FILE --negatives all", real_sample=True
 )
 
+VALIDATE = Command(
+    "uv run vf-validate drugprot --runtime.type subprocess --taskset.data-path FILE --taskset.split train",
+    real_sample=True,
+)
+
 BLOCKS: tuple[Block, ...] = (
     Block("demo", "README.md", DEMO, whole),
     Block("demo-accuracy", "docs/evaluation.md", DEMO, section("Accuracy"), prompt=False),
     Block("curves-example", "README.md", CURVES, whole),
+    Block("validate-real", "README.md", VALIDATE, validate_summary, prompt=False),
     Block("baselines", "README.md", BASELINES, section("95% intervals", to_blank=False), prompt=False),
     Block("baselines-all", "README.md", BASELINES_ALL, section("95% intervals", to_blank=False), prompt=False),
 )

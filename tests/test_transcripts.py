@@ -7,6 +7,7 @@ pin how output is normalised, selected and spliced between the markers.
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,20 @@ def test_a_section_runs_from_its_first_line_to_the_next_blank_one() -> None:
     lines = ["head", "", "Accuracy (...)", "  mean 0.5", "", "Official", "  x"]
     assert transcripts.section("Accuracy")(lines) == ["Accuracy (...)", "  mean 0.5"]
     assert transcripts.section("Official", to_blank=False)(lines) == ["Official", "  x"]
+
+
+def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
+    counts = {"error": 0, "invalid": 0, "valid": 27}
+    summary = {"checks": {"noop": counts, "gold": counts}, "mode": "all", "outcomes": counts, "total": 27}
+    lines = ["INFO wrote config", *json.dumps(summary, indent=2).splitlines()]
+    assert transcripts.validate_summary(lines) == [
+        '  "checks": {',
+        '    "gold": {"error": 0, "invalid": 0, "valid": 27},',
+        '    "noop": {"error": 0, "invalid": 0, "valid": 27}',
+        "  },",
+        '  "outcomes": {"error": 0, "invalid": 0, "valid": 27},',
+        '  "mode": "all", "total": 27',
+    ]
 
 
 def test_splice_replaces_only_the_named_block() -> None:
