@@ -353,3 +353,21 @@ def test_folders_that_are_not_eval_runs_are_skipped_and_named(
         f"  skipped {dry}: no traces.jsonl: a --dry-run, or an eval that wrote no rollout",
         f"  skipped {checks}: vf-validate output: task checks, no model replies",
     ]
+
+
+def test_a_legacy_run_is_complete_at_num_examples_x_rollouts_per_example(tmp_path: Path) -> None:
+    info = {"pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"]}
+    row = {"completion": [{"role": "assistant", "content": "<think>a</think>\\boxed{E}"}], "info": info, "reward": 1.1}
+    meta = {"env_id": "drugprot", "model": "m", "num_examples": 2, "rollouts_per_example": 3, "env_args": {}}
+    run_dir = tmp_path / "legacy"
+    run_dir.mkdir()
+    (run_dir / "metadata.json").write_text(json.dumps(meta))
+    (run_dir / "results.jsonl").write_text((json.dumps(row) + "\n") * 4)
+    run = load_run(run_dir)
+    assert run.config.requested == (2, 3)
+    assert run.warnings[0].startswith(
+        "INCOMPLETE RUN: 2 of the 6 rollouts the run asked for are missing (2 tasks x 3 rollouts per task; 4 records "
+        "read). "
+    )
+    (run_dir / "results.jsonl").write_text((json.dumps(row) + "\n") * 6)
+    assert load_run(run_dir).warnings == []
