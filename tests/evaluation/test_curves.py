@@ -348,17 +348,33 @@ def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.Ca
 
     fig = curves.curves_figure([curves.read_metrics(short_run), curves.read_metrics(long_run)])
     title = fig._suptitle.get_text()
-    assert long_name not in title and "[2] drugprot-trinity-min…emperature0.7-seed0" in title
+    assert title == f"drugprot curves\n[1] baseline-lr1e-6\n[2] {long_name}"  # whole names: the middle tells them apart
     assert [ax.get_title() for ax in fig.axes] == [title for title, _, _ in curves.PANELS]
+    assert [ax.get_title() for ax in fig.axes] == [
+        "train reward",
+        "train accuracy",
+        "train format / answered",
+        "eval reward",
+        "eval accuracy",
+        "train completion length (tokens)",
+    ]  # one kind of number per column, train above eval
+    shared_x = fig.axes[0].get_shared_x_axes()
+    assert all(shared_x.joined(fig.axes[0], ax) for ax in fig.axes[1:])  # train and eval on one step axis
+    # train and eval reward (0.35 ... 0.85 over both) share one y-range
+    assert fig.axes[0].get_ylim() == fig.axes[3].get_ylim() == pytest.approx((0.325, 0.875))
+    assert fig.axes[1].get_ylim() == fig.axes[4].get_ylim() == fig.axes[2].get_ylim() == (-0.03, 1.03)
     accuracy = fig.axes[1].get_lines()
-    assert [line.get_label() for line in accuracy] == ["[1] baseline-lr1e-6", "[2] drugprot-trini…ture0.7-seed0"]
+    assert [line.get_label() for line in accuracy] == [
+        "[1] baseline-lr1e-6",
+        "[2] drugprot-trinity-m…perature0.7-seed0",
+    ]
     assert fig.axes[1].get_ylim() == (-0.03, 1.03)
     assert list(accuracy[1].get_xdata()) == [0, 1, 2, 3] and list(accuracy[1].get_ydata()) == [0.25, 0.5, 0.75, 0.75]
     assert [line.get_label() for line in fig.axes[2].get_lines()] == [
         "[1] baseline-lr1e-6 train answered",
         "[1] baseline-lr1e-6 train format",
-        "[2] drugprot-trini…ture0.7-seed0 train answered",
-        "[2] drugprot-trini…ture0.7-seed0 train format",
+        "[2] drugprot-trinity-m…perature0.7-seed0 train answered",
+        "[2] drugprot-trinity-m…perature0.7-seed0 train format",
     ]
     assert list(fig.axes[4].get_lines()[0].get_xdata()) == [0, 2]
 
@@ -443,3 +459,17 @@ def test_plot_never_replaces_the_metrics_file_and_an_existing_file_needs_overwri
     assert capsys.readouterr().err == (
         f"drugprot curves: error: --plot {missing}: its folder {tmp_path / 'no'} does not exist; create it first\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([0.35, 0.6, 0.85], (0.325, 0.875)),  # padded by 5% of the span
+        ([2.0, 2.0], (1.9, 2.1)),  # a flat curve: 5% of its value
+        ([0.0], (-0.05, 0.05)),
+        ([], None),
+    ],
+)
+def test_shared_range_shows_every_value(values: list[float], expected: tuple[float, float] | None) -> None:
+    got = curves.shared_range(values)
+    assert got == (None if expected is None else pytest.approx(expected))

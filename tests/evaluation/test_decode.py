@@ -317,6 +317,41 @@ def test_a_legacy_row_with_an_error_object_is_an_errored_rollout(tmp_path: Path)
     assert summarize(run)["failed"] is True
 
 
+CONNECT_CHAIN = (
+    "ModelError() -> APIConnectionError('Connection error.') -> ConnectError('[Errno -2] Name or service not "
+    "known') -> ConnectError(gaierror(-2, 'Name or service not known'))"
+)
+"""What verifiers 0.3.1's legacy vf-eval saved for a rollout with no route to Prime Inference (a real run)."""
+
+
+@pytest.mark.parametrize(
+    ("error", "row_chain", "message"),
+    [
+        (  # 0.3.1: the bare ModelError; the cause is only in its chain
+            {"error": "ModelError", "message": "ModelError", "error_chain_repr": CONNECT_CHAIN},
+            CONNECT_CHAIN,
+            CONNECT_CHAIN.removeprefix("ModelError() -> "),
+        ),
+        (  # the chain kept only on the row
+            {"error": "ModelError", "message": ""},
+            "ModelError() -> AuthenticationError('Error code: 401 - invalid or missing API key')",
+            "AuthenticationError('Error code: 401 - invalid or missing API key')",
+        ),
+        ({"error": "ModelError", "message": "ModelError", "error_chain_repr": "ModelError()"}, None, "ModelError"),
+        ({"error": "ModelError", "message": "timed out", "error_chain_repr": CONNECT_CHAIN}, None, "timed out"),
+    ],
+)
+def test_a_legacy_model_error_names_its_cause(
+    tmp_path: Path, error: dict[str, Any], row_chain: Any, message: str
+) -> None:
+    info = {"pmid": PMID, "arg1": "T1", "arg2": "T2", "labels": ["INHIBITOR"]}
+    row = {"completion": [], "info": info, "error": error, "error_chain": row_chain, "reward": 0.0}
+    (tmp_path / "results.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    run = load_run(tmp_path / "results.jsonl")
+    assert [(r.error, r.error_message) for r in run.rollouts] == [("ModelError", message)]
+    assert summarize(run)["errored"]["example"] == f"ModelError: {message}"
+
+
 @pytest.mark.parametrize(
     ("versions", "expected"),
     [

@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.plots``: the report's pictures, confusion matrix and per-class chart (PNG).
+"""``drugprot.evaluation.plots``: the report's pictures, confusion matrix and per-class chart (PNG, JPEG, PDF, SVG).
 
 Every PNG is opened and checked for its size and that it is not blank; what is drawn is checked on the figure
 objects (titles, bar lengths), never pixel by pixel.
@@ -101,27 +101,111 @@ def test_short_name_cuts_long_names_in_the_middle() -> None:
     assert plots.short_name(name, 10) == "outpu…ef12"
 
 
-def test_a_long_run_name_is_shortened_and_its_title_stays_inside_the_figure(tmp_path: Path) -> None:
-    long_name = "drugprot-trinity-mini-" + "lora-r16-a64-lr3e-6-" * 6 + "step-400"
+def report_named(name: str, model: str | None) -> dict[str, Any]:
+    return {"run": {"name": name, "model": model}}
+
+
+@pytest.mark.parametrize(
+    ("runs", "labels"),
+    [
+        (  # one run: its model and its hash
+            [("drugprot--drugprot-lexical-baseline--drugprot--e11b95f9", "drugprot-lexical-baseline")],
+            ["drugprot-lexical-baseline · e11b95f9"],
+        ),
+        (  # the model's slash spelled -- in the name (verifiers 0.4.0)
+            [("drugprot--arcee--trinity-mini--drugprot--db2905b8", "arcee/trinity-mini")],
+            ["arcee/trinity-mini · db2905b8"],
+        ),
+        (  # base vs adapter: the parts the other run lacks
+            [
+                ("drugprot--arcee--trinity-mini--drugprot--db2905b8", "arcee/trinity-mini"),
+                ("drugprot--drugprot--drugprot--cc9f59e3", "drugprot"),
+            ],
+            ["arcee/trinity-mini · db2905b8", "drugprot · cc9f59e3"],
+        ),
+        (  # two harnesses of one model
+            [("drugprot--m--drugprot--aaaa1111", "m"), ("drugprot--m--null--bbbb2222", "m")],
+            ["m · drugprot--aaaa1111", "m · null--bbbb2222"],
+        ),
+        ([("311f215a", None)], ["311f215a"]),  # no saved model: the name
+        (  # too long: the model is shortened, the distinguishing part kept
+            [("drugprot--" + "m" * 60 + "--drugprot--e11b95f9", "m" * 60)],
+            ["m" * 18 + "…" + "m" * 18 + " · e11b95f9"],
+        ),
+    ],
+)
+def test_run_labels_keep_the_model_and_what_tells_the_runs_apart(
+    runs: list[tuple[str, str | None]], labels: list[str]
+) -> None:
+    assert plots.run_labels([report_named(*run) for run in runs]) == labels
+    assert all(len(label) <= 48 for label in labels)
+
+
+def test_a_long_run_name_keeps_its_model_and_hash_and_its_title_stays_inside_the_figure(tmp_path: Path) -> None:
+    long_name = "drugprot--test-model--" + "-".join(["lora-r16-a64-lr3e-6"] * 6) + "--step-400"
     run_dir = write_run(tmp_path / long_name, [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))] * 3, negatives=0)
     one = summarize(load_run(run_dir))
     assert one["run"]["name"] == long_name
-    for fig in (plots.confusion_figure([one, one]), plots.classes_figure([one, one])):
+    for fig in (plots.confusion_figure([one]), plots.classes_figure([one])):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         titles = [ax.title for ax in fig.axes if ax.get_title()] + ([fig._suptitle] if fig._suptitle else [])
-        texts = [t.get_text() for t in titles] + [
-            t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
-        ]
+        texts = [t.get_text() for t in titles] + [t.get_text() for legend in fig.legends for t in legend.get_texts()]
         assert not any(long_name in t for t in texts)
-        assert any(plots.short_name(long_name) in t or plots.short_name(long_name, 36) in t for t in texts)
+        assert any("test-model · step-400" in t for t in texts)
         box = fig.bbox
         for title in titles:
             extent = title.get_window_extent(renderer)
             assert box.x0 <= extent.x0 and extent.x1 <= box.x1 and extent.y1 <= box.y1, title.get_text()
     png = tmp_path / "long.png"
     assert cli_main(["report", str(run_dir), "--plot", str(png)]) == 0
-    assert_png(png, min_size=(800, 600), max_size=(1400, 1200))
+    assert_png(png, min_size=(900, 700), max_size=(1500, 1300))
+
+
+def test_cell_counts_and_labels_are_readable_at_100_percent(tmp_path: Path) -> None:
+    """At 120 dpi a 10-pt text is ~17 px tall: the counts in the cells and the axis labels are at least 9 pt."""
+    fig = plots.confusion_figure([summaries(tmp_path)[0]])
+    ax = fig.axes[0]
+    assert ax.texts and {t.get_fontsize() for t in ax.texts} == {11.0}
+    assert {t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()} == {9.0}
+
+
+@pytest.mark.parametrize(
+    ("name", "magic"),
+    [
+        ("confusion.png", PNG_MAGIC),
+        ("confusion.jpg", b"\xff\xd8\xff"),
+        ("confusion.JPEG", b"\xff\xd8\xff"),
+        ("confusion.pdf", b"%PDF"),
+        ("confusion.svg", b"<?xml"),
+    ],
+)
+def test_plot_writes_the_format_its_extension_names(tmp_path: Path, name: str, magic: bytes) -> None:
+    path = tmp_path / name
+    assert cli_main(["report", str(multilabel_run(tmp_path)), "--bootstrap", "0", "--plot", str(path)]) == 0
+    assert path.read_bytes()[: len(magic)] == magic
+    assert no_temporary_files(tmp_path)
+
+
+@pytest.mark.parametrize(("name", "given"), [("confusion.gif", "extension '.gif'"), ("confusion", "no extension")])
+def test_a_picture_format_that_cannot_be_written_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, given: str
+) -> None:
+    run_dir = multilabel_run(tmp_path)
+
+    def no_work(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("summarize ran before the picture path was checked")
+
+    monkeypatch.setattr("drugprot.evaluation.report.summarize", no_work)
+    path = tmp_path / name
+    assert cli_main(["report", str(run_dir), "--plot-classes", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"drugprot report: error: {path}: cannot write a picture with {given}; name the file with one of .png, .jpg, "
+        ".jpeg, .pdf, .svg (the extension picks the format)\n"
+    )
+    assert not path.exists()
+    with pytest.raises(plots.ReportError):
+        plots.plot_format("x.tiff")
 
 
 # ------------------------------------------------------------------------------------------ per-class chart
@@ -150,9 +234,17 @@ def test_the_comparison_chart_has_one_bar_per_run_and_both_supports(tmp_path: Pa
     fig = plots.classes_figure([first, second])
     f1 = fig.axes[2]
     assert len(f1.patches) == 2 * len(RELATION_NAMES)
-    assert [t.get_text() for t in f1.get_legend().get_texts()] == ["[1] multilabel", "[2] rollouts"]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        f"[1] test-model · multilabel, micro-F1 {first['micro_f1']:.3f}",
+        f"[2] test-model · rollouts, micro-F1 {second['micro_f1']:.3f}",
+    ]
     inhibitor = [t.get_text() for t in fig.axes[0].get_yticklabels()][RELATION_NAMES.index("INHIBITOR")]
     assert inhibitor == "E  INHIBITOR  (n=1/3)"
+    assert fig._suptitle.get_text() == (
+        "Per class, pair mode (one task per chemical-gene pair): gold pairs of each type, rollouts pooled (each "
+        "rollout counts once)\nn = gold support of run [1]/[2]; - = undefined (no prediction or no gold of that type)"
+    )
     png = tmp_path / "classes.png"
     assert (
         cli_main(["report", str(multilabel_run(tmp_path)), str(rollouts_run(tmp_path)), "--plot-classes", str(png)])

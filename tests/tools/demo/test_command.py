@@ -67,7 +67,8 @@ def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     captured = capsys.readouterr()
     (run_dir,) = [path.parent for path in out.glob("*/traces.jsonl")]
     assert (run_dir / "eval-cli.log").is_file() and sorted(p.name for p in out.iterdir()) == [run_dir.name]
-    assert captured.err.splitlines()[-1].startswith("rollouts 8/8 done (100%), ")
+    assert captured.err.splitlines()[-2].endswith(" s] finished: rollouts 8/8 done (100%)")
+    assert captured.err.splitlines()[-1] == "scoring: the report of 8 rollouts ..."
     lines = captured.out.splitlines()
     assert lines[2] == f"  model {demo.MODEL} | data {SAMPLE_LABEL} | negatives all | limit -n 8"
     assert (

@@ -36,7 +36,7 @@ from typing import Any
 
 from drugprot.core.errors import DrugprotError
 from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, OutputSpec, check_outputs, error_line, wrote_line
-from drugprot.evaluation.plots import pyplot_agg, save_png, short_name
+from drugprot.evaluation.plots import check_plot_paths, pyplot_agg, save_png, short_name
 
 METRICS_FILE = "metrics.jsonl"
 MAX_STEP = 10**12
@@ -259,14 +259,15 @@ def format_table(metrics: RunMetrics) -> str:
 
 # ------------------------------------------------------------------------------------------------ plot
 
-# (panel title, scope filter: "train" or "eval", series names drawn in it)
+# (panel title, scope filter: "train" or "eval", series names drawn in it), in figure order: two rows, train above
+# eval, so each column holds one kind of number (reward, accuracy) and its two panels share the y-range.
 PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("train reward / utility", "train", ("reward", "utility")),
     ("train accuracy", "train", ("accuracy",)),
     ("train format / answered", "train", ("format", "answered")),
-    ("train completion length (tokens)", "train", ("completion tokens",)),
-    ("eval accuracy", "eval", ("accuracy",)),
     ("eval reward / utility", "eval", ("reward", "utility")),
+    ("eval accuracy", "eval", ("accuracy",)),
+    ("train completion length (tokens)", "train", ("completion tokens",)),
 )
 _STYLES = ("-", "--", ":", "-.")
 SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
@@ -288,13 +289,29 @@ def trailing_mean(values: Sequence[float], window: int) -> list[float]:
     return out
 
 
+def shared_range(values: Sequence[float], pad: float = 0.05) -> tuple[float, float] | None:
+    """The y-range that shows every value of the panels of one kind, padded by ``pad`` of its span; None if empty."""
+    if not values:
+        return None
+    low, high = min(values), max(values)
+    margin = (high - low) * pad or max(abs(high) * pad, 0.05)
+    return low - margin, high + margin
+
+
+def _kind(names: Sequence[str]) -> str:
+    """The kind of number a panel shows: rates share the fixed 0-1 axis, rewards share one range."""
+    return "rate" if set(names) <= _RATES else "+".join(names)
+
+
 def curves_figure(runs: Sequence[RunMetrics]) -> Any:
-    """Six panels against step (train reward and utility, accuracy, format/answered, completion length; eval
-    accuracy, and reward and utility per eval environment), one colour per run."""
+    """Six panels against step, one colour per run: train reward (and utility), accuracy and format/answered above eval
+    reward (and utility) and accuracy (per eval environment) and completion length. Every panel shares the step axis; the panels of one kind
+    of number share the y-range (rates 0-1; train and eval reward one range)."""
     plt = pyplot_agg()
     from matplotlib.ticker import MaxNLocator
 
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9), squeeze=False)
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9), sharex=True, squeeze=False)
+    drawn_values: dict[str, list[float]] = {}
     colours = plt.get_cmap("tab10").colors
     for ax, (title, scope, names) in zip(axes.flat, PANELS, strict=True):
         drawn = 0
@@ -302,8 +319,9 @@ def curves_figure(runs: Sequence[RunMetrics]) -> Any:
             keys = sorted(key for key in run.curves if key[0].startswith(scope) and key[2] in names)
             for n, key in enumerate(keys):
                 steps, values = zip(*run.curves[key], strict=True)
+                drawn_values.setdefault(_kind(names), []).extend(values)  # the faint raw curve must fit too
                 detail = [] if len(keys) == 1 else [_label(*key)]
-                label = " ".join([f"[{k + 1}] {short_name(run.name, 28)}", *detail])
+                label = " ".join([f"[{k + 1}] {short_name(run.name, 36)}", *detail])
                 style, colour = _STYLES[n % len(_STYLES)], colours[k % len(colours)]
                 window = smoothing_window(len(steps))
                 if window > 1:
@@ -319,18 +337,24 @@ def curves_figure(runs: Sequence[RunMetrics]) -> Any:
                     label=label,
                 )
                 drawn += 1
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("step")
+        ax.set_title(title, fontsize=11)
+        ax.tick_params(labelsize=9, labelbottom=True)  # shared x: keep the step labels on the top row too
+        ax.set_xlabel("step", fontsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if set(names) <= _RATES:
-            ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)
         if drawn:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=8)
         else:
             ax.text(0.5, 0.5, "not in metrics.jsonl", ha="center", va="center", transform=ax.transAxes, color="grey")
-    names_line = "   ".join(f"[{k + 1}] {short_name(run.name, 40)}" for k, run in enumerate(runs))
-    fig.suptitle(f"drugprot curves: {names_line}", fontsize=10)
+    for ax, (_, _, names) in zip(axes.flat, PANELS, strict=True):
+        kind = _kind(names)
+        y_range = (-0.03, 1.03) if kind == "rate" else shared_range(drawn_values.get(kind, []))
+        if y_range is not None:
+            ax.set_ylim(*y_range)
+    # The title names each run whole (up to 100 characters), one per line: the legends only have room for the index
+    # and a shortened name, and what tells two runs apart is often in the middle (lr, rank, seed).
+    names = "\n".join(f"[{k + 1}] {short_name(run.name, 100)}" for k, run in enumerate(runs))
+    fig.suptitle(f"drugprot curves\n{names}", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -347,7 +371,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "runs", nargs="+", metavar="RUN_DIR", help=f"a prime-rl run directory (holding {METRICS_FILE}) or the file"
     )
-    parser.add_argument("--plot", metavar="PATH", help="write the curves of all runs, overlaid, as a PNG")
+    parser.add_argument(
+        "--plot", metavar="PATH", help="write the curves of all runs, overlaid, as a picture (.png, .jpg, .pdf, .svg)"
+    )
     parser.add_argument(
         "--overwrite",
         action="store_true",
@@ -363,6 +389,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        check_plot_paths(args.plot)  # a bad extension stops before any work
         plot = None
         if args.plot:  # checked before any reading: a refused path costs nothing and destroys nothing
             inputs = [find_metrics_file(path) for path in args.runs]
@@ -402,6 +429,7 @@ __all__ = [
     "parse_line",
     "plot_curves",
     "read_metrics",
+    "shared_range",
     "smoothing_window",
     "summary",
     "trailing_mean",

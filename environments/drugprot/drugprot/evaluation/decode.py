@@ -300,7 +300,7 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
         messages = get_objects(row, "completion", "completion")
         assistant = [(i, m) for i, m in enumerate(messages) if m.get("role") == "assistant"]
         reply = _reply(assistant[-1][1], f"completion[{assistant[-1][0]}]") if assistant else None
-    error, message = _legacy_error(row.get("error"))
+    error, message = _legacy_error(row.get("error"), row.get("error_chain"))
     usage = get_object(row, "token_usage", "token_usage") or {}
     facts: dict[str, Any] = {
         "reward": get_number(row, "reward", "reward"),
@@ -319,8 +319,14 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
     return Rollout.of(pair, _answer(_record(info), reply, pair, error), **facts)
 
 
-def _legacy_error(value: Any) -> tuple[str | None, str | None]:
-    """``(type, message)`` of a legacy row's ``error``: null, a string, or ``{"error": type, "message"}``."""
+def _legacy_error(value: Any, row_chain: Any = None) -> tuple[str | None, str | None]:
+    """``(type, message)`` of a legacy row's ``error``: null, a string, or ``{"error": type, "message"}``.
+
+    verifiers 0.3.1 wraps a failed model call in a bare ``ModelError`` (message ``"ModelError"``) and keeps the
+    cause only in the chain, ``error.error_chain_repr`` (also the row's ``error_chain``):
+    ``ModelError() -> APIConnectionError('Connection error.') -> ConnectError(...)``. A message that says no more
+    than the type is replaced by that chain, less its first link, so the report names the cause.
+    """
     if value is None:
         return None, None
     if isinstance(value, str):
@@ -329,4 +335,20 @@ def _legacy_error(value: Any) -> tuple[str | None, str | None]:
         raise BadRecord(f"field error is {describe(value)}, expected null, a string or an object")
     kind = get_string(value, "error", "error.error") or get_string(value, "type", "error.type") or "error"
     message = get_string(value, "message", "error.message")
+    if message in (None, "", kind):
+        chain = get_string(value, "error_chain_repr", "error.error_chain_repr")
+        if chain is None and isinstance(row_chain, str):
+            chain = row_chain
+        message = error_cause(chain, kind) or message
     return shorten(kind), None if message is None else shorten(message, 300)
+
+
+def error_cause(chain: str | None, kind: str) -> str | None:
+    """The cause in a legacy error chain (``"A() -> B('why') -> C(...)"``): the links after a first link that only
+    repeats ``kind``; None when the chain adds nothing."""
+    if not chain:
+        return None
+    links = chain.split(" -> ")
+    if links[0] in (kind, f"{kind}()"):
+        links = links[1:]
+    return " -> ".join(links) or None

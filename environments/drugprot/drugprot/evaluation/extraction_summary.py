@@ -105,7 +105,7 @@ def task_counts(rollouts: Sequence[ExtractionRollout]) -> tuple[list[str], Any]:
     type of its rollouts pooled); the rows sum to the run's pooled counts."""
     import numpy as np
 
-    groups = group_by_abstract(rollouts)
+    groups = dict(sorted(group_by_abstract(rollouts).items()))  # key order: intervals independent of finishing order
     rows = [
         count_row(len(group), sum(r.answer.accuracy for r in group), pooled_scores(group)) for group in groups.values()
     ]
@@ -190,6 +190,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
     return {
         "failed": errored["failed"],
         "errored": errored,
+        "warnings": list(run.warnings),
         "run": {
             "name": run.name,
             "path": run.path,

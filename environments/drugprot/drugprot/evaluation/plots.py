@@ -22,6 +22,79 @@ def short_name(name: str, limit: int = _TITLE_CHARS) -> str:
     return f"{name[: limit - 1 - tail]}…{name[len(name) - tail :]}"
 
 
+def _model_parts(model: str) -> set[str]:
+    """How a run directory's name may spell ``model`` (verifiers joins name parts with ``--``)."""
+    return {model, model.replace("/", "-"), model.replace("/", "--"), *model.split("/")}
+
+
+def run_labels(reports: Sequence[Mapping[str, Any]], limit: int = _TITLE_CHARS) -> list[str]:
+    """What names each run in a picture: its model, then what tells its directory name from the others'.
+
+    verifiers names a run ``<env>--<model>--<harness>--<hash>``: one run is ``model · hash``; of several, each keeps
+    the parts of its name the others lack (the hash when none). A run without a saved model keeps its whole name.
+    Too long a label is shortened in the model, never in the distinguishing part.
+    """
+    names = [str(report["run"]["name"]) for report in reports]
+    split = [name.split("--") for name in names]
+    labels = []
+    for report, name, parts in zip(reports, names, split, strict=True):
+        model = report["run"].get("model")
+        if not model:
+            labels.append(short_name(name, limit))
+            continue
+        spelled = _model_parts(model)
+        own = [part for part in _distinct_parts(parts, split) if part not in spelled]
+        tail = "--".join(own or [part for part in parts[-1:] if part not in spelled])
+        if not tail:
+            labels.append(short_name(model, limit))
+            continue
+        room = max(limit - len(tail) - 3, 8)
+        labels.append(f"{short_name(model, room)} · {short_name(tail, limit)}")
+    return labels
+
+
+def _distinct_parts(parts: Sequence[str], every: Sequence[Sequence[str]]) -> list[str]:
+    """The parts of one run's name the other runs' names lack: position by position when all names have as many
+    parts (``env--model--harness--hash``), else as a set; none for a single run."""
+    if len(every) < 2:
+        return []
+    if len({len(other) for other in every}) == 1:
+        return [part for i, part in enumerate(parts) if len({other[i] for other in every}) > 1]
+    shared = set(every[0]).intersection(*every[1:])
+    return [part for part in parts if part not in shared]
+
+
+PLOT_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".pdf": "pdf", ".svg": "svg"}
+"""The picture formats ``--plot`` writes, by file extension (matplotlib's Agg backend writes each)."""
+
+
+def plot_format(path: str | os.PathLike[str]) -> str:
+    """The format a picture path asks for by its extension (``x.jpg`` -> ``jpeg``); checked before any work.
+
+    Raises:
+        ReportError: an extension matplotlib is not asked to write here (the message lists the ones it is).
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in PLOT_FORMATS:
+        given = f"extension {suffix!r}" if suffix else "no extension"
+        raise ReportError(
+            f"{path}: cannot write a picture with {given}; name the file with one of "
+            f"{', '.join(PLOT_FORMATS)} (the extension picks the format)"
+        )
+    return PLOT_FORMATS[suffix]
+
+
+def check_plot_paths(*paths: str | os.PathLike[str] | None) -> None:
+    """``plot_format`` of every given picture path (None: not asked for), so a bad one stops a command up front.
+
+    Raises:
+        ReportError: a path's extension names no supported format.
+    """
+    for path in paths:
+        if path is not None:
+            plot_format(path)
+
+
 def pyplot_agg() -> Any:
     """matplotlib.pyplot on the Agg backend (files only, no display).
 
@@ -42,14 +115,19 @@ def pyplot_agg() -> Any:
 
 
 def save_png(fig: Any, path: str | os.PathLike[str]) -> None:
-    """Write ``fig`` to ``path`` as a PNG through a temporary file in the same directory, then close it.
+    """Write ``fig`` to ``path`` in the format its extension names (``plot_format``: PNG, JPEG, PDF or SVG) through
+    a temporary file in the same directory, then close it.
 
     A failed write leaves no file behind (and an existing ``path`` untouched).
+
+    Raises:
+        ReportError: the extension names no supported format.
     """
     target = Path(path)
+    kind = plot_format(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
+        fig.savefig(tmp, dpi=120, format=kind, bbox_inches="tight")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -65,7 +143,7 @@ def row_shares(matrix: Sequence[Sequence[int]]) -> list[list[float]]:
     return [[value / total if (total := sum(row)) else 0.0 for value in row] for row in matrix]
 
 
-def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool) -> Any:
+def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool, run_label: str) -> Any:
     from matplotlib.colors import PowerNorm
 
     confusion = report["confusion"]
@@ -78,23 +156,23 @@ def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool) -> Any
     image = ax.imshow(values, cmap="Blues", norm=norm, aspect="auto")
     ax.set_xticks(range(len(confusion["columns"])), [_axis_label(c) for c in confusion["columns"]])
     ax.set_yticks(range(len(confusion["labels"])), [_axis_label(c) for c in confusion["labels"]])
-    ax.tick_params(axis="x", labelrotation=55, labelsize=7)
-    ax.tick_params(axis="y", labelsize=7)
+    ax.tick_params(axis="x", labelrotation=55, labelsize=9)
+    ax.tick_params(axis="y", labelsize=9)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right")
         label.set_rotation_mode("anchor")
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("gold (first gold type of a multi-label pair)")
+    ax.set_xlabel("predicted", fontsize=10)
+    ax.set_ylabel("gold (first gold type of a multi-label pair)", fontsize=10)
     ax.set_title(
-        f"{short_name(report['run']['name'])}\nmicro-F1 {pct(report['micro_f1'])}, "
-        f"accuracy {pct(report['accuracy'])}, {report['n_rollouts']} rollouts",
-        fontsize=9,
+        f"{run_label}\nmicro-F1 {pct(report['micro_f1'])}, accuracy {pct(report['accuracy'])}, "
+        f"{report['n_rollouts']} rollouts",
+        fontsize=11,
     )
     for i, row in enumerate(matrix):
         for j, count in enumerate(row):
             if count:
                 dark = norm(values[i][j]) > 0.6
-                ax.text(j, i, str(count), ha="center", va="center", fontsize=6, color="white" if dark else "black")
+                ax.text(j, i, str(count), ha="center", va="center", fontsize=11, color="white" if dark else "black")
     return image
 
 
@@ -102,11 +180,11 @@ def confusion_figure(reports: Sequence[Mapping[str, Any]], *, normalize: bool = 
     """One confusion-matrix panel per run: full label names, counts in the cells, colour = share of the gold row
     (``normalize``) or the count itself."""
     plt = pyplot_agg()
-    fig, axes = plt.subplots(1, len(reports), figsize=(8.5 * len(reports), 7.5), squeeze=False)
-    for ax, report in zip(axes[0], reports, strict=True):
-        image = _confusion_panel(ax, report, normalize)
+    fig, axes = plt.subplots(1, len(reports), figsize=(9.5 * len(reports), 8.5), squeeze=False)
+    for ax, report, label in zip(axes[0], reports, run_labels(reports), strict=True):
+        image = _confusion_panel(ax, report, normalize, label)
         bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
-        bar.set_label("share of the gold row (number = count)" if normalize else "count", fontsize=8)
+        bar.set_label("share of the gold row (number = count)" if normalize else "count", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -114,10 +192,11 @@ def confusion_figure(reports: Sequence[Mapping[str, Any]], *, normalize: bool = 
 def plot_confusion(
     reports: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *, normalize: bool = True
 ) -> None:
-    """Write the confusion matrices (one panel per run) as a PNG (``confusion_figure``).
+    """Write the confusion matrices (one panel per run) as a picture (``confusion_figure``; ``save_png``).
 
     Raises:
-        ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra).
+        ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra), or the extension names no
+            supported format.
     """
     save_png(confusion_figure(reports, normalize=normalize), path)
 
@@ -137,13 +216,33 @@ def _class_value(scores: Mapping[str, Any], metric: str) -> float | None:
     return scores[metric] if defined[metric] else None
 
 
+def support_note(reports: Sequence[Mapping[str, Any]]) -> str:
+    """The chart's title: which mode, how its rollouts are counted, and what ``n=a/b`` in the labels means."""
+    extraction = any("gold_relations" in report for report in reports)  # only an extraction summary has it
+    mode = (
+        "extraction mode (one task per abstract): gold triples"
+        if extraction
+        else "pair mode (one task per chemical-gene pair): gold pairs"
+    )
+    runs = "/".join(f"[{k + 1}]" for k in range(len(reports)))
+    per = "of run " + runs if len(reports) > 1 else "of the run"
+    return (
+        f"Per class, {mode} of each type, rollouts pooled (each rollout counts once)\n"
+        f"n = gold support {per}; - = undefined (no prediction or no gold of that type)"
+    )
+
+
 def classes_figure(reports: Sequence[Mapping[str, Any]]) -> Any:
-    """Per-class precision, recall and F1 (one panel each) with the gold support in the labels; one bar per run."""
+    """Per-class precision, recall and F1 (one panel each) with the gold support in the labels; one bar per run.
+
+    The title says the mode (pair or extraction) and what ``n=a/b`` counts (``support_note``).
+    """
     plt = pyplot_agg()
     names = list(RELATION_NAMES)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 0.42 * len(names) + 2.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 0.5 * len(names) + 2.6), sharey=True, squeeze=False)
     height = 0.8 / len(reports)
     colours = plt.get_cmap("tab10").colors
+    labels = run_labels(reports, 40)
     for ax, (metric, title) in zip(
         axes[0], (("precision", "precision"), ("recall", "recall"), ("f1", "F1")), strict=True
     ):
@@ -155,26 +254,27 @@ def classes_figure(reports: Sequence[Mapping[str, Any]]) -> Any:
                 [v or 0.0 for v in values],
                 height=height,
                 color=colours[k % len(colours)],
-                label=f"[{k + 1}] {short_name(report['run']['name'], 36)}",
+                label=f"[{k + 1}] {labels[k]}, micro-F1 {pct(report['micro_f1'])}",
             )
             for y, v in zip(ys, values, strict=True):
-                ax.text((v or 0.0) + 0.01, y, "-" if v is None else f"{v:.2f}", va="center", fontsize=6)
-        ax.set_xlim(0, 1.12)
-        ax.set_title(title, fontsize=10)
+                ax.text((v or 0.0) + 0.01, y, "-" if v is None else f"{v:.2f}", va="center", fontsize=9)
+        ax.set_xlim(0, 1.15)
+        ax.set_title(title, fontsize=11)
+        ax.tick_params(axis="x", labelsize=9)
         ax.grid(axis="x", alpha=0.3)
-    axes[0][0].set_yticks(range(len(names)), [_support_label(n, reports) for n in names], fontsize=8)
+    axes[0][0].set_yticks(range(len(names)), [_support_label(n, reports) for n in names], fontsize=9)
     axes[0][0].invert_yaxis()
-    runs = ", ".join(f"[{k + 1}] micro-F1 {pct(r['micro_f1'])}" for k, r in enumerate(reports))
-    fig.suptitle(f"Per class, rollouts pooled (n = gold support; - = undefined): {runs}", fontsize=9)
-    axes[0][2].legend(loc="lower right", fontsize=7)
-    fig.tight_layout()
+    fig.suptitle(support_note(reports), fontsize=11)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=min(len(reports), 3), fontsize=9)
+    fig.tight_layout(rect=(0, 0.02 + 0.035 * ((len(reports) + 2) // 3), 1, 1))
     return fig
 
 
 def plot_classes(reports: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
-    """Write the per-class precision/recall/F1 bar chart (``classes_figure``) as a PNG.
+    """Write the per-class precision/recall/F1 bar chart (``classes_figure``) as a picture (``save_png``).
 
     Raises:
-        ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra).
+        ReportError: matplotlib is not installed (it is the ``drugprot[report]`` extra), or the extension names no
+            supported format.
     """
     save_png(classes_figure(reports), path)

@@ -268,6 +268,9 @@ class RunConfig:
     """``"0"``, ``"k"`` or ``"all"``."""
     limit: str | None = None
     """How the tasks were limited (``-n 3``, ``num_tasks=50`` ...); ``""`` when they were not, None if unknown."""
+    requested: tuple[int, int] | None = None
+    """``(tasks, rollouts per task)`` the run asked for (``-n`` and ``-r``) when its config names both; None when it
+    ran a whole split or does not say. A run that wrote fewer rollouts stopped early (``runs.run_warnings``)."""
 
 
 @dataclass
@@ -296,6 +299,11 @@ class Run:
     extraction: list[ExtractionRollout] = field(default_factory=list)
     """The rollouts of an extraction-mode run (one task per abstract); ``rollouts`` is then empty. A run holds
     rollouts of one mode only (``runs.load_run`` refuses a file that mixes them)."""
+    cut_off: bool = False
+    """The file's last line has no line end: the writer stopped mid-line (a killed or still running eval)."""
+    warnings: list[str] = field(default_factory=list)
+    """What makes the run's figures doubtful though it can be reported (``runs.run_warnings``): rollouts missing,
+    rollouts of one task that disagree on its gold."""
 
     @property
     def mode(self) -> str:

@@ -90,6 +90,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         ceiling_line(report),
     ]
     lines += skipped_lines(report["lines"])
+    lines += [f"  WARNING: {warning}" for warning in report.get("warnings", [])]
     errored = report["errored"]
     if errored["rollouts"] and not errored["failed"]:
         lines.append(

@@ -51,12 +51,12 @@ from drugprot.core.outputs import EXIT_ERROR, CheckedOutput, error_line, expand_
 from drugprot.evaluation.compare import check_modes, compare_runs
 from drugprot.evaluation.export import export_gold, export_tsv
 from drugprot.evaluation.extraction_summary import EXTRACTION, summarize_extraction
-from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.records import EXIT_FAILED_RUN, LEGACY_FILE, MOSTLY_ERRORED, V1_FILE, ReportError, Run
 from drugprot.evaluation.render import counts_text, format_comparison, format_report
 from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
 from drugprot.evaluation.report_outputs import add_overwrite_argument, prepare_outputs, written_line
-from drugprot.evaluation.runs import load_run, run_documents, run_inputs
+from drugprot.evaluation.runs import load_run, run_documents, run_inputs, skipped_folders
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from drugprot.evaluation.summary import summarize
 
@@ -93,8 +93,8 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
     parser.add_argument(
         "--plot",
         metavar="PATH",
-        help="write the confusion matrix as a PNG: label names, counts in the cells, colour = share of the gold row "
-        "(needs matplotlib)",
+        help="write the confusion matrix as a picture (the extension picks it: .png, .jpg, .pdf, .svg): label names, "
+        "counts in the cells, colour = share of the gold row (needs matplotlib)",
     )
     parser.add_argument(
         "--plot-counts", action="store_true", help="colour the --plot confusion matrix by count, not by row share"
@@ -102,7 +102,8 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
     parser.add_argument(
         "--plot-classes",
         metavar="PATH",
-        help="write per-class precision/recall/F1 bars with gold support as a PNG, one bar per run (needs matplotlib)",
+        help="write per-class precision/recall/F1 bars with gold support as a picture (.png, .jpg, .pdf, .svg), "
+        "one bar per run (needs matplotlib)",
     )
     parser.add_argument(
         "--export-tsv",
@@ -177,6 +178,7 @@ def emit(
     Raises:
         ReportError / OutputError: options that do not fit the runs, or an output the policy refuses.
     """
+    check_plot_paths(args.plot, getattr(args, "plot_classes", None))  # a bad extension stops before any work
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
     check_modes(list(runs))
@@ -234,6 +236,8 @@ def emit(
         print(format_report(reports[0]))
     else:
         print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs], comparisons))
+    for report in reports:
+        written += [f"{report['run']['name']}: WARNING: {warning}" for warning in report.get("warnings", [])]
     for report in failed:
         errored = report["errored"]
         written.append(
@@ -250,7 +254,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         inputs = [file for path in args.runs for file in run_inputs(path)] + expand_inputs([args.data_path])
         outputs = prepare_outputs(args, inputs)  # before any work: a refused output costs nothing
-        return emit([load_run(path) for path in args.runs], args, allow_errors=args.allow_errors, outputs=outputs)
+        runs = [load_run(path) for path in args.runs]
+        for path in args.runs:
+            for folder, why in skipped_folders(path):
+                print(f"drugprot report: skipped {folder}: not an eval run ({why})", file=sys.stderr)
+        return emit(runs, args, allow_errors=args.allow_errors, outputs=outputs)
     except (DrugprotError, OSError) as exc:
         print(error_line("report", exc), file=sys.stderr)
         return EXIT_ERROR

@@ -15,29 +15,60 @@ from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout,
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
 
 
+def not_an_eval_run(run_dir: Path) -> str | None:
+    """Why ``run_dir`` is an output folder of verifiers' CLIs but not an eval run the report can read; None if it
+    is not such a folder (it may still be a run)."""
+    resolved = run_dir / "configs" / "resolved"
+    if (resolved / "validate.json").is_file():
+        return "vf-validate output: task checks, no model replies"
+    has_run_file = (run_dir / V1_FILE).is_file() or (run_dir / LEGACY_FILE).is_file()
+    if (resolved / "eval.json").is_file() and not has_run_file:
+        return f"no {V1_FILE}: a --dry-run, or an eval that wrote no rollout"
+    return None
+
+
+def skipped_folders(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
+    """The output folders under the directory ``path`` that are not eval runs, with why (``not_an_eval_run``)."""
+    root = Path(path)
+    if not root.is_dir():
+        return []
+    folders = {p.parents[2] for name in ("validate.json", "eval.json") for p in root.rglob(f"configs/resolved/{name}")}
+    return [(folder, why) for folder in sorted(folders) if (why := not_an_eval_run(folder))]
+
+
 def find_run_file(path: str | os.PathLike[str]) -> Path:
     """The ``traces.jsonl`` or ``results.jsonl`` of a run dir (or the file itself).
 
-    A directory holding neither is searched below; exactly one run must be found there.
+    A directory holding neither is searched below; exactly one run must be found there. Folders that are not eval
+    runs (``not_an_eval_run``: ``vf-validate`` output, a ``--dry-run``) are skipped (``skipped_folders`` lists them).
 
     Raises:
-        ReportError: the path does not exist, or holds no run or several runs (the message lists them).
+        ReportError: the path does not exist, is not an eval run, or holds no run or several runs (the message lists
+            them and the folders skipped).
     """
     path = Path(path)
     if path.is_file():
         return path
     if not path.is_dir():
         raise ReportError(f"{path}: no such run directory or file")
+    why = not_an_eval_run(path)
+    if why is not None:
+        raise ReportError(f"{path}: not an eval run ({why}); drugprot report reads the run directories of vf-eval")
     for name in (V1_FILE, LEGACY_FILE):
         if (path / name).is_file():
             return path / name
-    found = sorted(p for name in (V1_FILE, LEGACY_FILE) for p in path.rglob(name))
+    skipped = skipped_folders(path)
+    not_runs = {folder for folder, _ in skipped}
+    found = sorted(p for name in (V1_FILE, LEGACY_FILE) for p in path.rglob(name) if p.parent not in not_runs)
     if len(found) == 1:
         return found[0]
+    listed = "".join(f"\n  skipped {folder}: {reason}" for folder, reason in skipped)
     if not found:
-        raise ReportError(f"{path}: no {V1_FILE} (verifiers v1) or {LEGACY_FILE} (legacy vf-eval) in this directory")
+        raise ReportError(
+            f"{path}: no {V1_FILE} (verifiers v1) or {LEGACY_FILE} (legacy vf-eval) in this directory{listed}"
+        )
     listing = "\n  ".join(str(p.parent) for p in found)
-    raise ReportError(f"{path} holds {len(found)} runs; pass one (or several) of:\n  {listing}")
+    raise ReportError(f"{path} holds {len(found)} runs; pass one (or several) of:\n  {listing}{listed}")
 
 
 def run_inputs(path: str | os.PathLike[str]) -> list[Path]:
@@ -75,6 +106,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     )
     with file.open("rb") as fh:
         for line_no, raw in enumerate(fh, 1):
+            run.cut_off = bool(raw.strip()) and not raw.endswith(b"\n")
             if not raw.strip():
                 run.blank += 1
                 continue
@@ -96,7 +128,64 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         skipped = [*run.corrupt, *run.unidentified]
         detail = "; ".join(str(s) for s in skipped[:3]) or "the file is empty"
         raise ReportError(f"{file}: no DrugProt rollouts ({run.lines} lines; {detail})")
+    run.warnings = run_warnings(run)
     return run
+
+
+# --- what makes a readable run doubtful: a warning at the top of its report, never an error
+
+
+def missing_rollouts(run: Run) -> str | None:
+    """The warning of a run that wrote fewer rollouts than it asked for, or whose last line is cut off; else None.
+
+    The count is every record read (rollouts and skipped ones) against tasks x rollouts per task of the run's
+    config. Fewer means the eval stopped early (killed, out of time, still running) or its data holds fewer tasks
+    than ``-n``; the report cannot tell which, so it names both.
+    """
+    records = len(run.rollouts) + len(run.extraction) + len(run.corrupt) + len(run.unidentified)
+    cut = " and its last line is cut off mid-record (a half-written file)" if run.cut_off else ""
+    if run.config.requested is None:
+        return f"INCOMPLETE RUN: {records} records read{cut}; the run may have stopped early" if cut else None
+    tasks, per_task = run.config.requested
+    asked = tasks * per_task
+    if records >= asked and not cut:
+        return None
+    missing = max(asked - records, 0)
+    return (
+        f"INCOMPLETE RUN: {missing} of the {asked} rollouts the run asked for are missing ({tasks} tasks x {per_task} "
+        f"rollouts per task; {records} records read){cut}. Either the eval stopped early (interrupted, killed, "
+        "out of time, still running: re-run it, or resume it with vf-eval's --resume) or its data holds fewer than "
+        f"{tasks} tasks; the figures cover only the rollouts read"
+    )
+
+
+def gold_conflicts(run: Run) -> str | None:
+    """The warning of a run in which rollouts of one task (one task key) disagree on its gold; else None.
+
+    That happens when the runs of different data (another split, revision or data file) are concatenated into one
+    file: each rollout is still scored against its own gold, but the task's majority vote reads the first.
+    """
+    golds: dict[str, set[tuple[str, ...]]] = {}
+    for rollout in run.rollouts:
+        key = f"pmid {rollout.pmid} {rollout.arg1}-{rollout.arg2}"
+        golds.setdefault(key, set()).add((*sorted(rollout.labels), f"with_no_relation={rollout.with_no_relation}"))
+    for extraction in run.extraction:
+        relations = tuple(sorted("/".join(triple) for triple in extraction.gold.relations))
+        golds.setdefault(f"pmid {extraction.pmid}", set()).add(relations or ("no relation",))
+    conflicts = {key: sorted(found) for key, found in golds.items() if len(found) > 1}
+    if not conflicts:
+        return None
+    key, found = next(iter(conflicts.items()))
+    shown = " vs ".join("{" + ", ".join(gold) + "}" for gold in found[:3])
+    return (
+        f"GOLD CONFLICT: {len(conflicts)} tasks have rollouts that disagree on their gold, first {key}: {shown}. "
+        "The file mixes runs of different data (split, revision or data file); report each run on its own"
+    )
+
+
+def run_warnings(run: Run) -> list[str]:
+    """The run's warnings (``Run.warnings``): rollouts missing, gold conflicts."""
+    return [w for w in (missing_rollouts(run), gold_conflicts(run)) if w]
 
 
 def _looks_legacy(file: Path) -> bool:
@@ -141,13 +230,16 @@ def _v1_config(run_dir: Path) -> RunConfig:
     def whole(value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 
-    limits = []
+    limits, counts = [], []
     if whole(select.get("limit")):
+        counts.append(select["limit"])
         limits.append(f"-n {select['limit']}")
     if whole(config.get("num_tasks")) and config["num_tasks"] >= 0:  # 0.3.1's -n
         limits.append(f"-n {config['num_tasks']}")
+        counts.append(config["num_tasks"])
     if whole(taskset.get("num_tasks")):
         limits.append(f"num_tasks={taskset['num_tasks']}")
+        counts.append(taskset["num_tasks"])
     if select.get("skip"):
         limits.append(f"skip={shorten(str(select['skip']), 20)}")
     for kind in ("include", "exclude"):
@@ -160,7 +252,16 @@ def _v1_config(run_dir: Path) -> RunConfig:
         data_label=_config_text(taskset.get("data_label")),
         negatives=_negatives(taskset.get("negatives", 0)),
         limit=", ".join(limits),
+        requested=_requested(min(counts, default=None), config.get("num_rollouts")),
     )
+
+
+def _requested(tasks: Any, per_task: Any) -> tuple[int, int] | None:
+    """``RunConfig.requested`` from the config's task count and rollouts per task (None unless both are whole > 0)."""
+    numbers = (tasks, per_task)
+    if all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in numbers):
+        return (tasks, per_task)
+    return None
 
 
 def _legacy_config(run_dir: Path) -> RunConfig:
@@ -178,6 +279,8 @@ def _legacy_config(run_dir: Path) -> RunConfig:
         negatives=_negatives(args.get("negatives", 0)),
         # The legacy metadata records how many examples ran, not whether -n cut the split short.
         limit=f"num_tasks={num_tasks}" if isinstance(num_tasks, int) and not isinstance(num_tasks, bool) else None,
+        # num_examples is how many examples the legacy CLI ran, so a whole file holds that many x rollouts.
+        requested=_requested(meta.get("num_examples"), meta.get("rollouts_per_example")),
     )
 
 

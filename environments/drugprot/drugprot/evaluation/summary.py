@@ -89,11 +89,12 @@ def task_counts(rollouts: Sequence[Rollout]) -> tuple[list[tuple[str, str, str]]
     """Each task's key and its ``stats.count_row`` (rollouts, right ones, official TP/FP/FN per type).
 
     The rows sum to the run's pooled counts: each row is ``pooled_scores`` of the task's rollouts alone.
-    Returns ``(keys, array of shape (tasks, stats.WIDTH))``, tasks in first-seen order.
+    Returns ``(keys, array of shape (tasks, stats.WIDTH))``, tasks in key order: the bootstrap resamples rows by
+    index, so an order that followed the rollouts' finishing order would change the intervals from run to run.
     """
     import numpy as np
 
-    groups = group_by_task(rollouts)
+    groups = dict(sorted(group_by_task(rollouts).items()))
     rows = [count_row(len(group), sum(r.correct for r in group), pooled_scores(group)) for group in groups.values()]
     return list(groups), np.array(rows)
 
@@ -304,6 +305,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     return {
         "failed": errored["failed"],
         "errored": errored,
+        "warnings": list(run.warnings),
         "run": {
             "name": run.name,
             "path": run.path,

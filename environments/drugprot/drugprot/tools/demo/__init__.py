@@ -23,7 +23,14 @@ from __future__ import annotations
 from drugprot.tools.demo.command import DEFAULT_OUTPUT_DIR, DEFAULT_TASKS, add_arguments, report_command, run
 from drugprot.tools.demo.errors import DemoError
 from drugprot.tools.demo.eval_cli import MODEL, eval_arguments, eval_command, serves_env_workers
-from drugprot.tools.demo.progress import Progress, count_lines, new_run_files, progress_line, progress_step
+from drugprot.tools.demo.progress import (
+    Progress,
+    count_lines,
+    new_run_files,
+    progress_line,
+    progress_phase,
+    progress_step,
+)
 from drugprot.tools.demo.replier import LexicalReplier, lexical_replier
 from drugprot.tools.demo.runner import DemoRun, run_demo
 from drugprot.tools.demo.sample_run import SampleRun, plan_sample_run, sample_label, sample_options, sample_path
@@ -45,6 +52,7 @@ __all__ = [
     "new_run_files",
     "plan_sample_run",
     "progress_line",
+    "progress_phase",
     "progress_step",
     "report_command",
     "run",

@@ -24,7 +24,7 @@ from drugprot.core.outputs import (
     error_line,
     wrote_line,
 )
-from drugprot.evaluation.plots import plot_classes, plot_confusion
+from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.render import format_report
 from drugprot.evaluation.report import resamples_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -181,6 +181,7 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        check_plot_paths(args.plot, args.plot_classes)  # a bad extension stops before the run
         outputs = check_options(args)
     except DrugprotError as exc:
         print(error_line("demo", exc), file=sys.stderr)
@@ -205,6 +206,8 @@ def run(args: argparse.Namespace) -> int:
     except (DrugprotError, OSError) as exc:
         print(error_line("demo", exc), file=sys.stderr)
         return EXIT_ERROR
+    if not args.json:
+        print(f"scoring: the report of {len(result.run.rollouts)} rollouts ...", file=sys.stderr, flush=True)
     report = summarize(result.run, resamples=args.bootstrap, seed=args.bootstrap_seed)
     try:
         written = write_plots(report, args, outputs)

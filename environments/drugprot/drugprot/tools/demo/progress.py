@@ -1,4 +1,9 @@
-"""The rollout count shown while the eval CLI runs (lines of the new run's ``traces.jsonl``)."""
+"""The progress shown while the eval CLI runs: the phase, the elapsed time and the rollouts done (lines of the new
+run's ``traces.jsonl``).
+
+``vf-eval`` spends most of a short run starting up (10-30 s before its first rollout on a loaded machine), so the
+display names the phase and keeps the clock moving while no rollout counts yet; it never looks hung.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +19,25 @@ POLL_SECONDS = 0.5
 """How often the progress display re-counts the run's traces."""
 
 
-def progress_line(done: int, total: int, seconds: float) -> str:
-    """The progress display's text: ``rollouts 13/22 done (59%), 8.1 s``."""
+STARTING, RUNNING, FINISHING, FINISHED = "starting vf-eval", "running", "vf-eval finishing", "finished"
+"""The phases: no run file yet (the CLI loads the env and its workers); rollouts being written; every rollout written
+but the CLI not yet exited (it saves its results); the CLI exited (the final line)."""
+
+
+def progress_phase(run_started: bool, done: int, total: int, *, final: bool = False) -> str:
+    """The phase the display shows: ``FINISHED`` on the final line, else ``STARTING`` until the run's file exists,
+    ``FINISHING`` once every rollout is written, ``RUNNING`` in between."""
+    if final:
+        return FINISHED
+    if not run_started:
+        return STARTING
+    return FINISHING if total and done >= total else RUNNING
+
+
+def progress_line(done: int, total: int, seconds: float, phase: str = RUNNING) -> str:
+    """The progress display's text: ``[   8.1 s] running: rollouts 13/22 done (59%)``."""
     share = f" ({done / total:.0%})" if total else ""
-    return f"rollouts {done}/{total} done{share}, {seconds:.1f} s"
+    return f"[{seconds:6.1f} s] {phase}: rollouts {done}/{total} done{share}"
 
 
 def progress_step(done: int, total: int, steps: int = 4) -> int:
@@ -44,10 +64,12 @@ def new_run_files(output_dir: Path, before: set[Path]) -> list[Path]:
 
 
 class Progress:
-    """Shows the rollouts done (lines of the new run's ``traces.jsonl``, one per rollout) while the eval CLI runs.
+    """Shows the phase, the elapsed time and the rollouts done (lines of the new run's ``traces.jsonl``, one per
+    rollout) while the eval CLI runs.
 
-    On a terminal the line is rewritten in place on every change; otherwise a line is printed at each quarter
-    of the run. The output always ends with the final count, e.g. ``rollouts 22/22 done (100%), 3.2 s``.
+    On a terminal the line is rewritten in place at every poll (the clock moves also while nothing counts);
+    otherwise a line is printed at each change of phase and each quarter of the run. The output always ends with
+    the final count, e.g. ``[  12.0 s] finished: rollouts 22/22 done (100%)``. ``clock`` is injectable (tests).
     """
 
     def __init__(
@@ -64,7 +86,7 @@ class Progress:
         self._stream, self._clock, self._interval = stream, clock, interval
         self._tty = stream.isatty()
         self._started = clock()
-        self._shown: tuple[int, int] | None = None  # (done, step) last printed
+        self._shown: tuple[int, int, str] | None = None  # (done, step, phase) last printed
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="drugprot-demo-progress", daemon=True)
 
@@ -73,26 +95,28 @@ class Progress:
         self._thread.start()
         return self
 
+    def state(self) -> tuple[bool, int]:
+        """Whether the run's file exists yet, and the rollouts written so far (0 until it does)."""
+        files = new_run_files(self._output_dir, self._before)
+        return (True, count_lines(files[0])) if len(files) == 1 else (False, 0)
+
     def done(self) -> int:
         """Rollouts written so far (0 until the run file appears)."""
-        files = new_run_files(self._output_dir, self._before)
-        return count_lines(files[0]) if len(files) == 1 else 0
+        return self.state()[1]
 
     def update(self, *, final: bool = False) -> None:
-        done = self.done()
+        started, done = self.state()
         step = progress_step(done, self._total)
-        if self._shown is None:
-            show = True
-        elif self._tty:  # rewritten in place; the final line also ends it
-            show = final or done != self._shown[0]
-        else:  # one line per quarter, and the final count unless that line was already printed
-            show = step != self._shown[1] or (final and done != self._shown[0])
+        phase = progress_phase(started, done, self._total, final=final)
+        # A terminal's line is rewritten at every poll (the clock moves while nothing counts); a log gets a line
+        # per phase and per quarter of the run, and the final line.
+        show = self._shown is None or self._tty or final or step != self._shown[1] or phase != self._shown[2]
         if show:
-            line = progress_line(done, self._total, self._clock() - self._started)
+            line = progress_line(done, self._total, self._clock() - self._started, phase)
             end = "\n" if final or not self._tty else ""
             self._stream.write(f"\r{line}\033[K{end}" if self._tty else f"{line}{end}")
             self._stream.flush()
-            self._shown = (done, step)
+            self._shown = (done, step, phase)
 
     def _poll(self) -> None:
         while not self._stop.wait(self._interval):

@@ -1,0 +1,106 @@
+"""``scripts/transcripts.py``: every command transcript the READMEs and docs show is generated, and stays current.
+
+The slow test runs the commands (``--check``) and fails when a shown transcript differs from a fresh run; the others
+pin how output is normalised, selected and spliced between the markers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script() -> Any:
+    spec = importlib.util.spec_from_file_location("transcripts", ROOT / "scripts" / "transcripts.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["transcripts"] = module  # dataclasses resolve the module's annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+transcripts = load_script()
+
+
+def test_volatile_parts_are_normalised_and_progress_lines_folded() -> None:
+    output = "\n".join(
+        [
+            "drugprot demo: serving ...",
+            "[   0.0 s] starting vf-eval: rollouts 0/22 done (0%)",
+            "[  11.5 s] running: rollouts 6/22 done (27%)",
+            "[  12.0 s] running: rollouts 12/22 done (54%)",
+            "[  12.4 s] finished: rollouts 22/22 done (100%)",
+            "drugprot report: drugprot--drugprot-lexical-baseline--drugprot--e11b95f9 (verifiers v1 traces.jsonl)  ",
+            "  versions: env 0.1.0 | prompt 1 | scorer 2 | data file",
+            "demo: 22 rollouts in 31.2 s, 31.1 s of them in the eval CLI",
+            "ran: /repo/.venv/bin/vf-eval --client.base-url http://127.0.0.1:42169/v1",
+        ]
+    )
+    assert transcripts.normalise(output, Path("/repo")) == [
+        "drugprot demo: serving ...",
+        "[   ... s] starting vf-eval: rollouts 0/22 done (0%)",
+        "...",
+        "[   ... s] finished: rollouts 22/22 done (100%)",
+        "drugprot report: drugprot--drugprot-lexical-baseline--drugprot--<hash> (verifiers v1 traces.jsonl)",
+        "  versions: env <version> | prompt 1 | scorer 2 | data file",
+        "demo: 22 rollouts in ... s, ... s of them in the eval CLI",
+        "ran: .venv/bin/vf-eval --client.base-url http://127.0.0.1:<port>/v1",
+    ]
+
+
+def test_a_section_runs_from_its_first_line_to_the_next_blank_one() -> None:
+    lines = ["head", "", "Accuracy (...)", "  mean 0.5", "", "Official", "  x"]
+    assert transcripts.section("Accuracy")(lines) == ["Accuracy (...)", "  mean 0.5"]
+    assert transcripts.section("Official", to_blank=False)(lines) == ["Official", "  x"]
+
+
+def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
+    counts = {"error": 0, "invalid": 0, "valid": 27}
+    summary = {"checks": {"noop": counts, "gold": counts}, "mode": "all", "outcomes": counts, "total": 27}
+    lines = ["INFO wrote config", *json.dumps(summary, indent=2).splitlines()]
+    assert transcripts.validate_summary(lines) == [
+        '  "checks": {',
+        '    "gold": {"error": 0, "invalid": 0, "valid": 27},',
+        '    "noop": {"error": 0, "invalid": 0, "valid": 27}',
+        "  },",
+        '  "outcomes": {"error": 0, "invalid": 0, "valid": 27},',
+        '  "mode": "all", "total": 27',
+    ]
+
+
+def test_splice_replaces_only_the_named_block() -> None:
+    text = (
+        "a\n<!-- transcript: one -->\n```\nold\n```\n<!-- /transcript -->\n"
+        "b\n<!-- transcript: two -->\nx\n<!-- /transcript -->\n"
+    )
+    assert transcripts.splice(text, "one", "```\nnew\n```\n") == text.replace("old", "new")
+    with pytest.raises(ValueError, match="no '<!-- transcript: three -->' marker"):
+        transcripts.splice(text, "three", "")
+
+
+def test_every_block_has_its_markers_in_its_file() -> None:
+    for block in transcripts.BLOCKS:
+        text = (ROOT / block.file).read_text(encoding="utf-8")
+        assert text.count(f"<!-- transcript: {block.name} -->\n") == 1, block.name
+
+
+def test_the_shown_transcripts_are_what_the_commands_print_now() -> None:
+    """Runs every command the docs show (the real-sample ones only with DRUGPROT_REAL_SAMPLE set): a stale
+    transcript fails here; regenerate with .venv/bin/python scripts/transcripts.py --write."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "transcripts.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
