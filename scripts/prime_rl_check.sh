@@ -29,7 +29,8 @@
 #   DRUGPROT_DATA      the data the env runs on (default: the package's bundled synthetic sample)
 #   HARNESSES          space-separated harness ids to run (default: "null")
 #   GROUP_SIZE         rollouts in the group (default: the config's group_size)
-#   PRIME_RL_PYTHON    Python 3.12 interpreter or uv version request (default: 3.12)
+#   PRIME_RL_PYTHON    Python 3.12 interpreter path or version request (default: a 3.12 found on this machine
+#                      by scripts/prime_rl_python.sh; never downloaded; none found: the script stops at once)
 # Needs git, uv, and access to PyPI (and to the git sources).
 set -euo pipefail
 
@@ -42,13 +43,16 @@ pydantic_config_src=${PYDANTIC_CONFIG_SRC:-pypi}
 drugprot_pkg=$(cd "${DRUGPROT_PKG:-$repo/environments/drugprot}" && pwd)
 data=$(realpath "${DRUGPROT_DATA:-$drugprot_pkg/drugprot/tools/sample/drugprot_sample.jsonl}")
 harnesses=${HARNESSES:-null}
-python=${PRIME_RL_PYTHON:-3.12}
 work=${1:-$repo/../prime-rl-check}
 shift $(($# > 0 ? 1 : 0))
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 prime_rl=$work/prime-rl
 venv=$work/venv
+# shellcheck source=scripts/prime_rl_python.sh
+source "$repo/scripts/prime_rl_python.sh"
+python=""
+[ -x "$venv/bin/python" ] || python=$(prime_rl_python)  # before any clone or install: fail at once
 helper=$repo/scripts/prime_rl_check.py
 
 step() { printf '\n== %s\n' "$*"; }
@@ -82,7 +86,7 @@ done
 cutoff=$(git -C "$prime_rl" log -1 --format=%cI HEAD)
 
 step "install into WORK/venv (PyPI files uploaded before $cutoff)"
-[ -x "$venv/bin/python" ] || uv venv -q -p "$python" "$venv"
+[ -x "$venv/bin/python" ] || UV_PYTHON_DOWNLOADS=never uv venv -q -p "$python" "$venv"
 uv pip install -q -p "$venv/bin/python" "packaging>=24"
 (cd "$prime_rl" && uv export --frozen --no-hashes --no-dev --no-emit-workspace --package prime-rl \
     --no-header --no-annotate) >"$work/uv-export.txt"
