@@ -5,7 +5,8 @@
 #      with the dependencies PyPI serves, at the versions of prime-rl's uv.lock: no vLLM and none of the
 #      packages prime-rl takes from GitHub (torchtitan, dion, flash-linear-attention, its torchao wheel);
 #      verifiers at the commit prime-rl pins as its deps/verifiers submodule; this repository's drugprot;
-#   2. runs `rl --dry-run` on every config chain (each configs/**/*.toml `# Usage:` line);
+#   2. runs `rl --dry-run` on every config chain (each configs/**/*.toml `# Usage:` line) the documented way:
+#      `UV_PROJECT=<prime-rl checkout> uv run --no-sync rl @ ...` from this repository;
 #   3. per harness: starts prime-rl's `env-server` from the resolved env config of configs/drugprot.toml
 #      with `data_path` set to the sample data, and runs one group of rollouts through prime-rl's
 #      orchestrator `Env` client against a local token-route server (scripts/prime_rl_check.py: POST
@@ -108,20 +109,22 @@ dry=$work/dry-run
 rm -rf "$dry"
 cd "$repo"
 while IFS= read -r usage; do
-    read -r -a words <<<"${usage#\# Usage: uv run rl }"
+    read -r -a words <<<"${usage#\# Usage: uv run --no-sync rl }"
     name=$(basename "${words[-1]}" .toml)
     extra=()
     [[ "${words[-1]}" == */slurm.toml ]] && extra=(--slurm.project-dir "$prime_rl")
-    printf 'rl %s --dry-run ... ' "${words[*]}"
-    if "$venv/bin/rl" "${words[@]}" "${extra[@]}" --dry-run --output-dir "$dry" --run.name "$name" \
-        >"$work/dry-run-$name.log" 2>&1; then
+    printf 'uv run --no-sync rl %s --dry-run ... ' "${words[*]}"
+    # the documented command (configs/README.md, "Commands"): from this repository, UV_PROJECT naming prime-rl's
+    # checkout, `uv run --no-sync`; UV_PROJECT_ENVIRONMENT names this install's venv (outside the checkout)
+    if UV_PROJECT="$prime_rl" UV_PROJECT_ENVIRONMENT="$venv" uv run --no-sync rl "${words[@]}" "${extra[@]}" \
+        --dry-run --output-dir "$dry" --run.name "$name" >"$work/dry-run-$name.log" 2>&1; then
         echo "ok: $(cd "$dry/$name" && find . -type f -printf '%P\n' | sort | tr '\n' ' ')"
     else
         echo "FAILED (log: WORK/dry-run-$name.log)"
         tail -20 "$work/dry-run-$name.log"
         exit 1
     fi
-done < <(grep -h '^# Usage: uv run rl @ ' configs/drugprot.toml configs/rl/*.toml)
+done < <(grep -h '^# Usage: uv run --no-sync rl @ ' configs/drugprot.toml configs/rl/*.toml)
 
 # -- 3. env-server + prime-rl's orchestrator Env client -------------------------------------------------------
 step "rollouts: harnesses $harnesses, data $(basename "$data")"

@@ -3,7 +3,7 @@ own validation lets through silently (each one checked against its ``RLConfig`` 
 ``vf-eval`` ones (the model aliases of ``endpoints.toml``, ``eval/*.toml``) and the README's main-job commands
 resolve to Prime Inference's Trinity-Mini and drugprot's pinned seat (dry runs of the real CLIs).
 
-Every RL config names how it is launched on a ``# Usage: uv run rl @ a.toml @ b.toml`` line; the tests
+Every RL config names how it is launched on a ``# Usage: uv run --no-sync rl @ a.toml @ b.toml`` line; the tests
 merge that chain the way prime-rl's ``@`` files merge (tables deep-merged, everything else replaced) and
 check the result. The ``prime-rl`` tests at the bottom run only where ``prime_rl.configs`` imports
 (``scripts/validate_prime_rl.sh`` sets that up); in CI they skip.
@@ -136,12 +136,12 @@ RUN_IDS = [str(p.relative_to(ROOT)) for p in RUN_CONFIGS]
 
 
 def usage_chain(path: Path) -> list[str]:
-    """The config files of the file's ``# Usage: uv run rl @ a.toml @ b.toml`` line, in order."""
+    """The config files of the file's ``# Usage: uv run --no-sync rl @ a.toml @ b.toml`` line, in order."""
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.startswith("# Usage: ")]
-    assert len(lines) == 1, f"{path}: needs exactly one '# Usage: uv run rl @ ...' line"
+    assert len(lines) == 1, f"{path}: needs exactly one '# Usage: uv run --no-sync rl @ ...' line"
     words = shlex.split(lines[0].removeprefix("# Usage: "))
-    assert words[:3] == ["uv", "run", "rl"], lines[0]
-    args = words[3:]
+    assert words[:4] == ["uv", "run", "--no-sync", "rl"], lines[0]  # the one documented way (configs/README.md)
+    args = words[4:]
     assert len(args) % 2 == 0 and args[::2] == ["@"] * (len(args) // 2), lines[0]
     return args[1::2]
 
@@ -648,8 +648,22 @@ def test_readme_quotes_the_measured_numbers() -> None:
     )
     for n in extraction:
         assert f"{n:,}" in text, n
-    assert "uv run rl @ configs/drugprot.toml @ configs/rl/extraction.toml" in text
+    assert "uv run --no-sync rl @ configs/drugprot.toml @ configs/rl/extraction.toml" in text
     assert "--mode extraction --max-completion-tokens 4096" in text
+
+
+# The one way to launch a run, from this repository (configs/README.md, "Commands"); scripts/prime_rl_check.sh
+# dry-runs every config's `# Usage:` line exactly so where prime-rl is installed.
+RL_COMMAND = "uv run --no-sync rl @ configs/drugprot.toml"
+
+
+def test_both_readmes_launch_rl_the_same_way() -> None:
+    top, configs = ROOT_README.read_text(encoding="utf-8"), README.read_text(encoding="utf-8")
+    assert f"`UV_PROJECT=../prime-rl {RL_COMMAND}`" in top
+    assert "export UV_PROJECT=../prime-rl\n" in configs
+    assert f"{RL_COMMAND} --run.name trinity-drugprot " in configs
+    docs = [top, configs, *(p.read_text(encoding="utf-8") for p in RUN_CONFIGS)]
+    assert not [text for text in docs if re.search(r"uv run rl\b", text)]  # no second way
 
 
 # The 8-GPU split under extraction mode, as configs/rl/extraction.toml's header gives it.
@@ -657,7 +671,7 @@ NODE8_EXTRACTION = [BASE, "configs/rl/node8.toml", EXTRACTION]
 
 
 def test_extraction_on_the_8_gpu_node() -> None:
-    command = "uv run rl " + " ".join(f"@ {rel}" for rel in NODE8_EXTRACTION)
+    command = "uv run --no-sync rl " + " ".join(f"@ {rel}" for rel in NODE8_EXTRACTION)
     assert f"#   {command}\n" in (ROOT / EXTRACTION).read_text(encoding="utf-8")
     config = merge_chain(NODE8_EXTRACTION)
     assert problems(config, prompt_token_bound("extraction")) == []
