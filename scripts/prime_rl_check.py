@@ -162,19 +162,31 @@ class Reply:
     """What drugprot's accuracy reward must be: 1 when the boxed letter is one of the pair's gold letters."""
     format: float
     """What the format reward must be: closed reasoning and exactly one valid boxed answer."""
+    utility: float = 0.0
+    """What the utility reward must be: 1 per gold type named, minus fp_cost per type named that is not gold, minus
+    fn_cost per gold type not named (NO-RELATION is never a gold type; no answer names nothing)."""
+
+    def expected(self, weights: dict[str, float]) -> dict[str, float]:
+        """Each reward's weighted value, as verifiers records it."""
+        terms = {"accuracy": self.accuracy, "utility": self.utility, "format": self.format}
+        return {name: terms[name] * weight for name, weight in weights.items()}
 
 
-def replies_for(gold_letters: list[str], letters: str) -> list[Reply]:
-    """Four replies per task, each with the rewards the DrugProt rules give it (``letters``: the options)."""
+def replies_for(gold_letters: list[str], letters: str, fp_cost: float = 0.15, fn_cost: float = 1.0) -> list[Reply]:
+    """Four replies per task, each with the rewards the DrugProt rules give it (``letters``: the options;
+    ``fp_cost``/``fn_cost``: the utility's costs)."""
     right = gold_letters[0]
     wrong = next(letter for letter in letters if letter not in gold_letters)
     think = "<think>The chemical acts on the gene product.</think>"
+    types = sum(letter != "N" for letter in gold_letters)  # the pair's gold relation types
+    missed = -fn_cost * types  # no relation named: every gold type a false negative
+    right_utility = 0.0 if right == "N" else 1.0 - fn_cost * (types - 1)
     return [
-        Reply("gold answer", f"{think}\n\\boxed{{{right}}}", 1.0, 1.0),
-        Reply("wrong answer", f"{think}\n\\boxed{{{wrong}}}", 0.0, 1.0),
-        Reply("no boxed answer", f"{think}\nThe answer is {right}.", 0.0, 0.0),
-        # no completed reasoning: no answer (drugprot.core.parsing), so neither reward
-        Reply("gold, no reasoning", f"\\boxed{{{right}}}", 0.0, 0.0),
+        Reply("gold answer", f"{think}\n\\boxed{{{right}}}", 1.0, 1.0, right_utility),
+        Reply("wrong answer", f"{think}\n\\boxed{{{wrong}}}", 0.0, 1.0, missed - fp_cost),
+        Reply("no boxed answer", f"{think}\nThe answer is {right}.", 0.0, 0.0, missed),
+        # no completed reasoning: no answer (drugprot.core.parsing), so neither accuracy nor format
+        Reply("gold, no reasoning", f"\\boxed{{{right}}}", 0.0, 0.0, missed),
     ]
 
 
@@ -312,10 +324,10 @@ def check_trace(trace, reply: Reply | None, weights: dict[str, float], samples: 
     problems = []
     if not trace.ok:
         problems.append(f"trace not ok: {[e.message[:200] for e in trace.errors]}")
-    expected = reply.accuracy * weights["accuracy"] + reply.format * weights["format"]
+    want = reply.expected(weights)
+    expected = sum(want.values())
     got = {name: (r.value if r is not None else None) for name, r in trace.rewards.items()}
-    want = {"accuracy": reply.accuracy * weights["accuracy"], "format": reply.format * weights["format"]}
-    if got != want:
+    if set(got) != set(want) or any(got[k] is None or abs(got[k] - want[k]) > 1e-9 for k in want):
         problems.append(f"rewards {got} != {want}")
     if abs(trace.reward - expected) > 1e-9:
         problems.append(f"reward {trace.reward} != {expected}")
@@ -439,16 +451,21 @@ async def run_groups(
     task = next(env.tasks)
     data = task.data
     letters = "".join(label.letter for label in options(data.with_no_relation))
-    replies = replies_for([letter_of(label) for label in data.labels], letters)
-    script.register(data.prompt_text, replies)
-    # the weights as the orchestrator's own validation of the config resolves them; the env-server must score
-    # with the same ones (it rebuilds each task from the config's task.rewards)
     taskset = source.env.taskset
-    weights = {"accuracy": taskset.accuracy_weight, "format": taskset.format_weight}
+    replies = replies_for([letter_of(label) for label in data.labels], letters, taskset.fp_cost, taskset.fn_cost)
+    script.register(data.prompt_text, replies)
+    # the weights as the orchestrator's own validation of the config resolves them (the reward knob's preset, the
+    # weight knobs over it); the env-server must score with the same ones (it rebuilds each task from the
+    # config's task.rewards, and the utility's costs travel with the task data)
+    weights = {
+        "accuracy": taskset.accuracy_weight,
+        "utility": taskset.utility_weight,
+        "format": taskset.format_weight,
+    }
     print(
         f"task {task.key}: gold {data.labels}; {groups} group(s) of {group_size}, replies {[r.kind for r in replies]}"
     )
-    print(f"reward weights: accuracy {weights['accuracy']}, format {weights['format']}")
+    print(f"reward {taskset.reward}, weights: " + ", ".join(f"{name} {weight}" for name, weight in weights.items()))
     runs = []
     for _ in range(groups):
         cpu0, own0, wall0 = tree_cpu_seconds(env_pid), time.process_time(), time.perf_counter()
@@ -492,9 +509,7 @@ def _check_group(episodes: list, replies: list[Reply], weights: dict[str, float]
                 Checked(
                     kind=reply.kind if reply else "?",
                     reward=trace.reward,
-                    expected=reply.accuracy * weights["accuracy"] + reply.format * weights["format"]
-                    if reply
-                    else float("nan"),
+                    expected=sum(reply.expected(weights).values()) if reply else float("nan"),
                     advantage=_first_sampled(advantages, samples[0].mask) if advantages else None,
                     sampled_tokens=sum(samples[0].mask) if samples else 0,
                     problems=check_trace(trace, reply, weights, samples),

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from drugprot.core.labels import letter_of, options
-from drugprot.core.scoring import DEFAULT_WEIGHTS, score_reply
+from drugprot.core.rewards import DEFAULT_WEIGHTS, Reward
+from drugprot.core.scoring import score_reply
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,8 +96,15 @@ def test_requirements_leave_out_git_and_url_sources_and_use_local_checkouts(tmp_
     assert plan.overrides == ["torch>=2.9.0", "transformers==5.6.2", "protobuf>=5.27.0,<7.0.0"]
 
 
-@pytest.mark.parametrize("labels", [["INHIBITOR"], ["PART-OF"], ["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"]])
-def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("labels", "utilities"),
+    [
+        (["INHIBITOR"], [1.0, -1.15, -1.0, -1.0]),
+        (["PART-OF"], [1.0, -1.15, -1.0, -1.0]),
+        (["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"], [0.0, -2.15, -2.0, -2.0]),
+    ],
+)
+def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str], utilities: list[float]) -> None:
     letters = "".join(label.letter for label in options())
     replies = check.replies_for([letter_of(label) for label in labels], letters)
     assert [(r.kind, r.accuracy, r.format) for r in replies] == [
@@ -105,13 +113,19 @@ def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str]) -
         ("no boxed answer", 0.0, 0.0),
         ("gold, no reasoning", 0.0, 0.0),
     ]
+    assert [r.utility for r in replies] == pytest.approx(utilities)
     for reply in replies:  # drugprot's own scorer agrees (inline reasoning, as a model without a parser)
         score = score_reply(reply.text, None, labels)
-        assert (score.accuracy, score.format) == (reply.accuracy, reply.format), reply.kind
+        terms = {"accuracy": reply.accuracy, "utility": pytest.approx(reply.utility), "format": reply.format}
+        assert Reward().terms(score) == terms, reply.kind
         think, _, rest = reply.text.rpartition("</think>")  # and with the reasoning split off, as on prime-rl
         split = score_reply(rest, think.removeprefix("<think>") or None, labels)
-        assert (split.accuracy, split.format) == (reply.accuracy, reply.format), reply.kind
-    assert DEFAULT_WEIGHTS.accuracy * 1.0 + DEFAULT_WEIGHTS.format * 1.0 == pytest.approx(1.1)
+        assert Reward().terms(split) == terms, reply.kind
+        # the check's expected total is drugprot's reward under the default weights
+        assert sum(reply.expected(DEFAULT_WEIGHTS.as_dict()).values()) == pytest.approx(Reward().value(score))
+    costly = check.replies_for([letter_of(label) for label in labels], letters, fp_cost=0.5, fn_cost=2.0)
+    k = len(labels)
+    assert [r.utility for r in costly] == pytest.approx([1 - 2.0 * (k - 1), -0.5 - 2.0 * k, -2.0 * k, -2.0 * k])
 
 
 def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:

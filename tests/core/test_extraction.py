@@ -28,13 +28,14 @@ from drugprot.core.labels import RELATION_LABELS, RELATION_NAMES
 from drugprot.core.metrics import official_pairs, score_relations
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import extraction_question, load_questions
+from drugprot.core.rewards import Reward
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import ExtractionScoreCache, score_extraction
 from drugprot.core.sources import load_documents
 from drugprot.core.versions import record as versions_record
 from tests.fixtures import FIXTURE_JSONL
 
-FIXTURE_VERSIONS = versions_record(str(FIXTURE_JSONL), None)
+FIXTURE_VERSIONS = versions_record(TaskOptions(data_path=str(FIXTURE_JSONL)))
 """What every rollout over the fixture records next to its prediction (``drugprot.core.versions``)."""
 
 THINK = "<think>The abstract states how each chemical acts on each gene product.</think>\n"
@@ -204,7 +205,12 @@ def test_info_record(docs: dict[str, Document]) -> None:
         "malformed": 1, "unknown_id": 0, "wrong_entity_type": 1, "duplicate": 1,
         "invalid_reason": None, "format_reason": "malformed_line",
     }  # fmt: skip
-    assert (score.accuracy, score.reward()) == (1 / 3, 1 / 3)  # 2TP / (2TP + FP + FN) = 2 / 6; format 0
+    assert (score.accuracy, Reward("accuracy").value(score)) == (
+        1 / 3,
+        1 / 3,
+    )  # 2TP / (2TP + FP + FN) = 2 / 6; format 0
+    # utility: 1 TP, 2 FPs (the wrong-type line counts), 3 FNs: 1 - 0.15 * 2 - 3 = -2.3, the default reward
+    assert Reward().value(score) == pytest.approx(-2.3)
 
 
 def test_never_raises_and_caches(docs: dict[str, Document]) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.options import KNOBS, TaskOptions, knob_names, parse_negatives
-from drugprot.core.scoring import Weights
+from drugprot.core.rewards import PRESETS, Costs, Reward, Weights
 
 
 @pytest.mark.parametrize(("value", "expected"), [(0, 0), (3, 3), ("2", 2), ("all", "all"), (" ALL ", "all")])
@@ -37,6 +37,12 @@ def test_parse_negatives_rejects(value) -> None:
         ({"shuffle": 1}, "shuffle", "shuffle must be true or false, got 1"),
         ({"data_path": ""}, "data_path", "data_path must be a file or directory path, or unset for the hub; got ''"),
         ({"accuracy_weight": float("nan")}, "accuracy_weight", "accuracy_weight must be a finite number, got nan"),
+        ({"utility_weight": "1"}, "utility_weight", "utility_weight must be a finite number, got '1'"),
+        ({"reward": "f1"}, "reward", "unknown reward 'f1'; expected one of accuracy, utility"),
+        ({"reward": ["utility"]}, "reward", "unknown reward ['utility']; expected one of accuracy, utility"),
+        ({"fp_cost": -0.1}, "fp_cost", "fp_cost must be a finite number >= 0, got -0.1"),
+        ({"fn_cost": float("inf")}, "fn_cost", "fn_cost must be a finite number >= 0, got inf"),
+        ({"fn_cost": True}, "fn_cost", "fn_cost must be a finite number >= 0, got True"),
         (
             {"revision": " "},
             "revision",
@@ -63,8 +69,8 @@ def test_negatives_are_normalised() -> None:
 
 def test_the_knob_table() -> None:
     assert knob_names("v1") == (
-        "split", "data_path", "revision", "num_tasks", "shuffle", "seed", "accuracy_weight", "format_weight",
-        "mark_entities", "negatives", "mode", "data_label",
+        "split", "data_path", "revision", "num_tasks", "shuffle", "seed", "reward", "fp_cost", "fn_cost",
+        "accuracy_weight", "utility_weight", "format_weight", "mark_entities", "negatives", "mode", "data_label",
     )  # fmt: skip
     assert knob_names("v0") == (*knob_names("v1"), "train_split")
 
@@ -82,9 +88,15 @@ def test_task_options_defaults_are_the_table_defaults() -> None:
         "mark_entities",
         "negatives",
         "mode",
+        "reward",
+        "fp_cost",
+        "fn_cost",
     ):
         assert getattr(options, name) == defaults[name], name
-    assert options.weights == Weights(accuracy=defaults["accuracy_weight"], format=defaults["format_weight"])
+    # the weight knobs default to unset: the `reward` preset's weights
+    assert (defaults["accuracy_weight"], defaults["utility_weight"], defaults["format_weight"]) == (None, None, None)
+    assert options.weights == Weights(accuracy=0.0, utility=1.0, format=0.1) == PRESETS["utility"]
+    assert options.make_reward() == Reward("utility", Costs(0.15, 1.0), PRESETS["utility"])
     assert (options.with_no_relation, options.source) == (False, "hub:OpenMed/drugprot-parquet[validation]")
 
 
@@ -92,7 +104,11 @@ def test_from_knobs_folds_the_weights_and_ignores_adapter_only_knobs() -> None:
     options = TaskOptions.from_knobs(
         {"format_weight": 0.5, "data_label": "x", "train_split": "train", "negatives": "2"}
     )
-    assert (options.weights, options.negatives, options.with_no_relation) == (Weights(1.0, 0.5), 2, True)
+    assert (options.weights, options.negatives, options.with_no_relation) == (
+        Weights(accuracy=0.0, utility=1.0, format=0.5),
+        2,
+        True,
+    )
     assert TaskOptions.from_knobs({"data_path": "d.jsonl"}).source == "d.jsonl"
     with pytest.raises(DrugprotConfigError) as err:
         TaskOptions.from_knobs({"negative": 1})
@@ -100,3 +116,25 @@ def test_from_knobs_folds_the_weights_and_ignores_adapter_only_knobs() -> None:
         "unknown knob 'negative'; the knobs are " + ", ".join(knob_names("v0")),
         "negative",
     )
+
+
+@pytest.mark.parametrize(
+    ("knobs", "weights"),
+    [
+        ({}, (0.0, 1.0, 0.1)),
+        ({"reward": "utility"}, (0.0, 1.0, 0.1)),
+        ({"reward": "accuracy"}, (1.0, 0.0, 0.1)),
+        ({"reward": "accuracy", "utility_weight": 0.5}, (1.0, 0.5, 0.1)),
+        ({"reward": "utility", "accuracy_weight": 2, "format_weight": 0}, (2.0, 1.0, 0.0)),
+        ({"reward": "utility", "utility_weight": None}, (0.0, 1.0, 0.1)),  # None: unset, the preset's
+    ],
+)
+def test_the_reward_knob_presets_the_weights_and_a_set_weight_knob_wins(knobs, weights) -> None:
+    options = TaskOptions.from_knobs(knobs)
+    assert options.weights == Weights(accuracy=weights[0], utility=weights[1], format=weights[2])
+    assert options.make_reward().weighting == options.weights
+
+
+def test_the_costs_reach_the_reward() -> None:
+    reward = TaskOptions.from_knobs({"fp_cost": 0.3, "fn_cost": 2}).make_reward()
+    assert (reward.kind, reward.costs, reward.costs.threshold) == ("utility", Costs(0.3, 2.0), 0.3 / 3.3)

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from drugprot.core import parsing
-from drugprot.core.scoring import Weights, score_reply
+from drugprot.core.rewards import PRESETS, Reward
+from drugprot.core.scoring import score_reply
 
 GOLD = ["INHIBITOR", "SUBSTRATE"]  # a multi-label pair: E and K are both correct
 T = "<think>The text says the chemical inhibits the enzyme.</think>"
@@ -115,7 +116,8 @@ def test_reply_table(content, reasoning, letter, accuracy, fmt, invalid, fmt_rea
     score = score_reply(content, reasoning, GOLD)
     assert (score.letter, score.accuracy, score.format) == (letter, accuracy, fmt)
     assert (score.invalid_reason, score.format_reason) == (invalid, fmt_reason)
-    assert score.reward(Weights(accuracy=1.0, format=0.1)) == pytest.approx(accuracy + 0.1 * fmt)
+    assert Reward("accuracy").value(score) == pytest.approx(accuracy + 0.1 * fmt)
+    assert PRESETS["accuracy"].format == 0.1
 
 
 def test_braces_balance_inside_the_box() -> None:

@@ -1,19 +1,12 @@
-"""Tests of drugprot.core.scoring: the reward of a reply (accuracy + format), its weights and caches."""
+"""Tests of drugprot.core.scoring: the score of a reply (accuracy, format, cells) and its caches (the reward terms
+and weights: ``tests/core/test_rewards.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
-from drugprot.core.scoring import (
-    DEFAULT_WEIGHTS,
-    REWARD_NAMES,
-    ExtractionScoreCache,
-    ScoreCache,
-    Weights,
-    score_reply,
-    weight_knob,
-)
+from drugprot.core.errors import DrugprotArgumentError
+from drugprot.core.scoring import ExtractionScoreCache, ScoreCache, score_reply
 from tests.core.test_parsing import GOLD, NR_CASES, T
 
 
@@ -52,26 +45,6 @@ def test_score_cache_scores_non_text_as_an_error_instead_of_raising() -> None:
     score = ScoreCache().score([{"type": "text", "text": "x"}], None, GOLD)  # type: ignore[arg-type]
     assert (score.accuracy, score.format) == (0.0, 0.0)
     assert score.invalid_reason is not None and score.invalid_reason.startswith("scoring_error")
-
-
-def test_the_reward_is_accuracy_plus_weighted_format() -> None:
-    assert (REWARD_NAMES, [weight_knob(name) for name in REWARD_NAMES]) == (
-        ("accuracy", "format"),
-        ["accuracy_weight", "format_weight"],
-    )
-    assert Weights(accuracy=1.0, format=0.1) == DEFAULT_WEIGHTS
-    assert [Weights(accuracy=0.7, format=0.3).of(name) for name in REWARD_NAMES] == [0.7, 0.3]
-    right_badly_formatted = score_reply(T + "\\boxed{E} \\boxed{E}", None, GOLD)
-    assert (right_badly_formatted.accuracy, right_badly_formatted.format) == (1.0, 0.0)
-    assert right_badly_formatted.reward() == 1.0
-    assert score_reply(T + "\\boxed{A}", None, GOLD).reward(Weights(accuracy=0.7, format=0.3)) == 0.3
-
-
-def test_an_unknown_reward_name_is_a_lookup_error() -> None:
-    with pytest.raises(DrugprotLookupError) as err:
-        DEFAULT_WEIGHTS.of("answered")
-    assert err.value.args[0] == "no reward named 'answered'; the weighted rewards are accuracy, format"
-    assert isinstance(err.value, KeyError)
 
 
 @pytest.mark.parametrize("cache", [ScoreCache, ExtractionScoreCache])

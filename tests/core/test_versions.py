@@ -17,7 +17,9 @@ import pytest
 
 import drugprot
 from drugprot.core import versions
+from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
+from drugprot.core.rewards import Reward
 from drugprot.core.schema import Document, Entity, Relation
 from drugprot.core.scoring import SCORER_VERSION, score_reply
 from drugprot.core.tasks import build_tasks
@@ -30,6 +32,8 @@ PROMPT_DIGESTS = {"1": "26529b14868a8520ac9c74aeb71a5d5e05a914ebc1090b349d1b3ceb
 SCORER_DIGESTS = {
     "1": "116d406a4d75cd0a84397ef1e095bb3d8cef2ac2ebe5d3c226f9441efb1b1ea3",  # parsing/scoring.py before 081396c
     "2": "8166d17610627e02ad0dbf4e845dbd48b5c96ca6930e9000090ca71085c0540d",
+    # 3: the utility term and the official cells (drugprot.core.rewards); the table pins them from this version on
+    "3": "7650bff858c9e41fbd5683be636712d549997b2678fef308d0046ddc37021c83",
 }
 """SCORER_VERSION -> sha256 of ``scored_replies()``."""
 
@@ -113,7 +117,8 @@ def scored_replies() -> list[dict[str, object]]:
         for content in CONTENTS:
             for reasoning in REASONINGS:
                 score = score_reply(content, reasoning, gold, with_no_relation=with_nr)
-                out.append({"accuracy": score.accuracy, "format": score.format, **score.as_info()})
+                terms = Reward().terms(score)  # accuracy, utility (default costs) and format
+                out.append({**terms, "tp": score.tp, "fp": score.fp, "fn": score.fn, **score.as_info()})
     return out
 
 
@@ -170,13 +175,39 @@ def test_the_package_version_is_the_pyproject_one() -> None:
     ],
 )
 def test_the_record(data_path: str | None, revision: str | None, data: dict[str, object]) -> None:
-    record = versions.record(data_path, revision)
-    assert record == {"env": drugprot.__version__, "prompt": PROMPT_VERSION, "scorer": SCORER_VERSION, "data": data}
+    record = versions.record(TaskOptions(data_path=data_path, revision=revision))
+    reward = {
+        "kind": "utility",
+        "fp_cost": 0.15,
+        "fn_cost": 1.0,
+        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
+        "threshold": 0.15 / 2.15,
+    }
+    assert record == {
+        "env": drugprot.__version__,
+        "prompt": PROMPT_VERSION,
+        "scorer": SCORER_VERSION,
+        "data": data,
+        "reward": reward,
+    }
     assert versions.from_info({"versions": record}) == {
         "env": drugprot.__version__,
         "prompt": PROMPT_VERSION,
         "scorer": SCORER_VERSION,
         "data_source": data["source"],
         "data_revision": revision,
+        "reward": "utility (TP 1, FP -0.15, FN -1; states a relation when p > 0.070), "
+        "weights accuracy 0, utility 1, format 0.1",
     }
     assert versions.from_info({"letter": "E"}) is None  # recorded before versions existed
+
+
+def test_a_record_made_before_the_reward_knob_reads_as_accuracy() -> None:
+    """Scorer versions 1 and 2 had only the accuracy and format rewards, and recorded no reward: the report names
+    it ``accuracy (recorded before the reward knob)``; a malformed reward record is unknown (None)."""
+    old = {"env": "0.1.0", "prompt": "1", "scorer": "2", "data": {"source": "hub", "revision": None}}
+    assert versions.from_info({"versions": old})["reward"] == "accuracy (recorded before the reward knob)"  # type: ignore[index]
+    for broken in ("utility", {"kind": "utility"}, {"kind": 3, "fp_cost": 0, "fn_cost": 0, "weights": {}}):
+        assert versions.from_info({"versions": old | {"reward": broken}})["reward"] is None  # type: ignore[index]
+    accuracy = versions.record(TaskOptions(reward="accuracy"))
+    assert versions.from_info({"versions": accuracy})["reward"] == "accuracy, weights accuracy 1, utility 0, format 0.1"  # type: ignore[index]

@@ -16,6 +16,7 @@ from drugprot.core.extraction import (
 )
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import Question, load_questions
+from drugprot.core.rewards import Costs, Reward, utility
 from drugprot.core.scoring import INFO_KEY, score_extraction
 from tests.conftest import FIXTURE_JSONL
 from tests.core.test_extraction import FIXTURE_VERSIONS, TABLE, THINK, reply
@@ -46,14 +47,19 @@ def test_v1_taskset_in_extraction_mode() -> None:
 async def test_v1_task_score(pmid, content, reasoning, accuracy, fmt, counts, rejected, invalid, fmt_reason) -> None:
     from tests.envs.traces import make_trace
 
-    (task,) = [t for t in v1_tasks(mode="extraction", accuracy_weight=0.5, format_weight=0.25) if t.key == pmid]
+    knobs = {"reward": "accuracy", "accuracy_weight": 0.5, "format_weight": 0.25}
+    (task,) = [t for t in v1_tasks(mode="extraction", **knobs) if t.key == pmid]
     trace = make_trace(task, content, reasoning)
     await task.score(trace)
     assert trace.errors == []
     assert trace.rewards["accuracy"].score == pytest.approx(accuracy, abs=1e-12)
     assert (trace.rewards["format"].score, trace.metrics["answered"]) == (fmt, float(invalid is None))
-    assert (trace.rewards["accuracy"].weight, trace.rewards["format"].weight) == (0.5, 0.25)
+    weights = {name: reward.weight for name, reward in trace.rewards.items()}
+    assert weights == {"accuracy": 0.5, "utility": 0.0, "format": 0.25}
     assert trace.reward == pytest.approx(accuracy * 0.5 + fmt * 0.25)
+    # the utility term is recorded all the same: TP - 0.15 x (FP + unknown-id and wrong-type lines) - FN
+    (tp, fp, fn), (_, unknown_id, wrong_type, _) = counts, rejected
+    assert trace.rewards["utility"].score == pytest.approx(tp - 0.15 * (fp + unknown_id + wrong_type) - fn)
     info = trace.info[INFO_KEY]
     assert (info["mode"], info["tp"], info["fp"], info["fn"], info["format_reason"]) == ("extraction", *counts,
                                                                                            fmt_reason)  # fmt: skip
@@ -96,9 +102,12 @@ def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, co
     (task,) = [t for t in v1_tasks(mode="extraction") if t.key == pmid]
     trace = make_trace(task, content, reasoning)
     asyncio.run(task.score(trace))
-    assert output["reward"] == trace.reward == pytest.approx(accuracy + 0.1 * fmt)
-    assert (output["accuracy"], output["format"], output["answered"]) == (
-        trace.rewards["accuracy"].score, trace.rewards["format"].score, trace.metrics["answered"]
+    (tp, fp, fn), (_, unknown_id, wrong_type, _) = counts, rejected
+    utility = tp - 0.15 * (fp + unknown_id + wrong_type) - fn  # the default reward: utility + 0.1 x format
+    assert output["reward"] == trace.reward == pytest.approx(utility + 0.1 * fmt)
+    assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
+        trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
+        trace.metrics["answered"]
     )  # fmt: skip
     assert output["info"][INFO_KEY] == trace.info[INFO_KEY]
 
@@ -143,10 +152,10 @@ def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
     for key, score in expected.items():
         r = results[key]
         assert r.ok, (key, r.errors)
-        assert (r.rewards["accuracy"], r.rewards["format"], r.metrics["answered"]) == (
-            score.accuracy, score.format, float(score.answered)
+        assert (r.rewards["accuracy"], r.rewards["utility"], r.rewards["format"], r.metrics["answered"]) == (
+            score.accuracy, utility(score, Costs()), score.format, float(score.answered)
         ), key  # fmt: skip
-        assert r.reward == pytest.approx(score.accuracy + 0.1 * score.format)
+        assert r.reward == pytest.approx(Reward().value(score))  # the default: utility + 0.1 x format
         assert r.info[INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
         assert r.task_data["extraction"] == gold[key].as_record()
     assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == E2E_ACCURACY
@@ -173,7 +182,8 @@ def test_legacy_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
     assert sorted(row["info"]["key"] for row in rows) == sorted(replies)
     for row in rows:
         score = expected[row["info"]["key"]]
-        assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
-            pytest.approx(score.accuracy + 0.1 * score.format), score.accuracy, score.format, float(score.answered)
+        assert (row["reward"], row["accuracy"], row["utility"], row["format"], row["answered"]) == (
+            pytest.approx(Reward().value(score)), score.accuracy, utility(score, Costs()), score.format,
+            float(score.answered)
         )  # fmt: skip
         assert row["info"][INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}

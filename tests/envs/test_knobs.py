@@ -15,8 +15,9 @@ import pydantic
 import pytest
 import verifiers.v1 as vf
 
+from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.options import KNOBS, TaskOptions, knob_names
-from drugprot.core.scoring import Weights
+from drugprot.core.rewards import Weights
 from drugprot.envs.legacy import load_environment
 from drugprot.envs.taskset import DrugprotConfig
 
@@ -88,8 +89,10 @@ def test_readme_knob_table_is_the_table() -> None:
         ({"negatives": -1}, "negatives must be a non-negative integer or 'all', got -1"),
         ({"num_tasks": 0}, "num_tasks must be a positive integer, or unset for the whole split; got 0"),
         ({"mode": "extraction", "negatives": 1}, "negatives is a pair-mode knob"),
+        ({"fp_cost": -0.5}, "fp_cost must be a finite number >= 0, got -0.5"),
+        ({"fn_cost": math.nan}, "fn_cost must be a finite number >= 0, got nan"),
     ],
-    ids=["nan-weight", "inf-weight", "negatives", "num-tasks", "extraction-negatives"],
+    ids=["nan-weight", "inf-weight", "negatives", "num-tasks", "extraction-negatives", "fp-cost", "fn-cost"],
 )
 def test_v1_config_validates_through_the_core(knobs: dict[str, Any], message: str) -> None:
     """A value pydantic's types accept but the core rejects is a validation error with the core's message."""
@@ -102,5 +105,19 @@ def test_weights_are_the_validated_options_weights() -> None:
     """The weights the config folds into ``task.rewards`` are ``TaskOptions.weights``: an int knob arrives as
     the float the options hold, in the config, in ``task.rewards`` and in ``weights()``."""
     config = DrugprotConfig(id="drugprot", accuracy_weight=2, format_weight=0.25)
-    assert config.options().weights == config.weights() == Weights(accuracy=2.0, format=0.25)
-    assert {name: entry.weight for name, entry in config.task.rewards.items()} == {"accuracy": 2.0, "format": 0.25}
+    assert config.options().weights == config.weights() == Weights(accuracy=2.0, utility=1.0, format=0.25)
+    assert {name: entry.weight for name, entry in config.task.rewards.items()} == {
+        "accuracy": 2.0,
+        "utility": 1.0,
+        "format": 0.25,
+    }
+    assert config.options().make_reward().costs.threshold == 0.15 / 2.15
+
+
+def test_an_unknown_reward_is_refused_on_both_stacks() -> None:
+    with pytest.raises(pydantic.ValidationError) as err:
+        DrugprotConfig(id="drugprot", reward="f1")
+    assert "reward" in str(err.value) and "'accuracy' or 'utility'" in str(err.value)  # pydantic's Literal check
+    with pytest.raises(DrugprotConfigError) as core:
+        TaskOptions.from_knobs({"reward": "f1"})
+    assert (str(core.value), core.value.knob) == ("unknown reward 'f1'; expected one of accuracy, utility", "reward")

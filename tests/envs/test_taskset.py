@@ -1,10 +1,11 @@
 """The v1 taskset (``drugprot.envs.taskset``): verifiers finds it by the package's exports, it scores replies
 exactly as the core does (the parser table through ``await task.score``), and its reward weights.
 
-Reward weights have one route: ``accuracy_weight`` / ``format_weight`` are folded into verifiers' own
-``task.rewards`` when ``DrugprotConfig`` is validated, so every path that builds tasks from the config's
-``task`` scores with them. verifiers' env server (prime-rl's ``env-server``) rebuilds each task from
-``task`` without calling ``DrugprotTaskset.load()``; the last tests run a rollout through it."""
+Reward weights have one route: the ``reward`` knob's preset, with ``accuracy_weight`` / ``utility_weight`` /
+``format_weight`` over it, is folded into verifiers' own ``task.rewards`` when ``DrugprotConfig`` is validated, so
+every path that builds tasks from the config's ``task`` scores with them. verifiers' env server (prime-rl's
+``env-server``) rebuilds each task from ``task`` without calling ``DrugprotTaskset.load()``; the last tests run a
+rollout through it."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import drugprot
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
-from drugprot.core.scoring import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
+from drugprot.core.rewards import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
 from drugprot.envs.harness import HARNESS_ID
 from drugprot.envs.taskset import (
     INFO_KEY,
@@ -61,14 +62,21 @@ def test_verifiers_resolves_the_id_drugprot_to_the_package_exports() -> None:
 
 @pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
 async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt, invalid, fmt_reason) -> None:
-    task = make_task(GOLD)
+    task = make_task(GOLD, reward="accuracy")  # the seed recipe's reward: accuracy + 0.1 x format
     trace = make_trace(task, content, reasoning)
     await task.score(trace)
     assert trace.errors == []
     assert trace.rewards["accuracy"].score == accuracy
     assert trace.rewards["format"].score == fmt
-    assert trace.rewards["accuracy"].weight == 1.0
-    assert trace.rewards["format"].weight == 0.1
+    # GOLD is a two-type pair: a right letter leaves one gold type a false negative (utility 1 - 1), a wrong one
+    # or none is a false positive and two false negatives (-0.15 - 2) or two false negatives (-2)
+    utility = {1.0: 0.0, 0.0: -2.15 if letter is not None else -2.0}[accuracy]
+    assert trace.rewards["utility"].score == pytest.approx(utility)
+    assert {name: reward.weight for name, reward in trace.rewards.items()} == {
+        "accuracy": 1.0,
+        "utility": 0.0,
+        "format": 0.1,
+    }
     assert trace.reward == pytest.approx(accuracy * 1.0 + fmt * 0.1)
     assert trace.metrics["answered"] == float(letter is not None)
     assert trace.info[INFO_KEY] == {
@@ -106,8 +114,33 @@ async def test_weights_come_from_config() -> None:
     trace = make_trace(task, T + "\\boxed{E} \\boxed{E}", None)  # accurate, bad format
     await task.score(trace)
     assert trace.rewards["accuracy"].weight == 0.7
+    assert trace.rewards["utility"].weight == 1.0  # not set: the default preset's (reward utility)
     assert trace.rewards["format"].weight == 0.3
+    assert trace.rewards["utility"].score == 0.0  # one of the two gold types: 1 TP, 1 FN
     assert trace.reward == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    ("knobs", "rewards", "total"),
+    [
+        ({}, {"accuracy": (0.0, 0.0), "utility": (-1.15, 1.0), "format": (1.0, 0.1)}, -1.05),
+        ({"reward": "utility"}, {"accuracy": (0.0, 0.0), "utility": (-1.15, 1.0), "format": (1.0, 0.1)}, -1.05),
+        ({"reward": "accuracy"}, {"accuracy": (0.0, 1.0), "utility": (-1.15, 0.0), "format": (1.0, 0.1)}, 0.1),
+        (
+            {"fp_cost": 0.5, "fn_cost": 2.0},
+            {"accuracy": (0.0, 0.0), "utility": (-2.5, 1.0), "format": (1.0, 0.1)},
+            -2.4,
+        ),
+    ],
+    ids=["default", "utility", "accuracy", "costs"],
+)
+async def test_the_reward_knob_through_verifiers(knobs, rewards, total) -> None:
+    """A wrong type on a single-type pair (1 FP, 1 FN), well formed: every term is recorded, weight 0 included."""
+    task = make_task(["INHIBITOR"], **knobs)
+    trace = make_trace(task, T + "\\boxed{A}", None)
+    await task.score(trace)
+    got = {name: (round(r.score, 9), r.weight) for name, r in trace.rewards.items()}
+    assert (got, round(trace.reward, 9)) == (rewards, total)
 
 
 # ------------------------------------------------------------------------------------------------ weights
@@ -130,34 +163,42 @@ async def test_the_weighted_rewards_are_the_tasks_rewards() -> None:
 
 # ------------------------------------------------------------------------------------------------ folding
 
-DEFAULTS = {"accuracy_weight": 1.0, "format_weight": 0.1}
+
+def knob_weights(knobs: dict[str, Any]) -> Weights:
+    """The ``TaskOptions.weights`` of these knob values (the ``reward`` preset, the weight knobs set over it)."""
+    return TaskOptions.from_knobs(knobs).weights  # type: ignore[return-value]
 
 
-def knob_weights(knobs: dict[str, float]) -> Weights:
-    """The ``TaskOptions.weights`` of these weight-knob values (the rest at their defaults)."""
-    return TaskOptions.from_knobs(DEFAULTS | knobs).weights
+def entries(accuracy: float, utility: float, fmt: float) -> dict[str, Any]:
+    return {"accuracy": Entry(weight=accuracy), "utility": Entry(weight=utility), "format": Entry(weight=fmt)}
+
+
+def weights(accuracy: float, utility: float, fmt: float) -> Weights:
+    return Weights(accuracy=accuracy, utility=utility, format=fmt)
 
 
 @pytest.mark.parametrize(
     ("knobs", "explicit", "rewards", "folded", "weights"),
     [
-        # nothing set: no entries, the @vf.reward weights
-        ({}, set(), {}, {}, Weights(1.0, 0.1)),
+        # nothing set: the default preset (reward utility), written as entries
+        ({}, set(), {}, entries(0.0, 1.0, 0.1), weights(0.0, 1.0, 0.1)),
+        # the accuracy preset: entries, since the @vf.reward weights are the default preset's
+        ({"reward": "accuracy"}, set(), {}, entries(1.0, 0.0, 0.1), weights(1.0, 0.0, 0.1)),
         # a knob set: its reward's entry
-        ({"format_weight": 0.2}, {"format_weight"}, {}, {"format": Entry(weight=0.2)}, Weights(1.0, 0.2)),
-        # a knob set to its default still becomes an entry (it was asked for)
-        ({"format_weight": 0.1}, {"format_weight"}, {}, {"format": Entry(weight=0.1)}, Weights(1.0, 0.1)),
-        # task.rewards only: the knob reads the entry's weight
-        ({}, set(), {"format": Entry(weight=0.2)}, {"format": Entry(weight=0.2)}, Weights(1.0, 0.2)),
+        ({"format_weight": 0.2}, {"format_weight"}, {}, entries(0.0, 1.0, 0.2), weights(0.0, 1.0, 0.2)),
+        # task.rewards only: the knob reads the entry's weight, over the preset
+        ({}, set(), {"format": Entry(weight=0.2)}, entries(0.0, 1.0, 0.2), weights(0.0, 1.0, 0.2)),
+        ({"reward": "accuracy"}, set(), {"utility": Entry(weight=0.5)}, entries(1.0, 0.5, 0.1),
+         weights(1.0, 0.5, 0.1)),
         # both, agreeing
-        ({"accuracy_weight": 2.0}, {"accuracy_weight"}, {"accuracy": Entry(weight=2.0)},
-         {"accuracy": Entry(weight=2.0)}, Weights(2.0, 0.1)),
+        ({"accuracy_weight": 2.0}, {"accuracy_weight"}, {"accuracy": Entry(weight=2.0)}, entries(2.0, 1.0, 0.1),
+         weights(2.0, 1.0, 0.1)),
         # an entry without a weight (a priority, a plugged fn) keeps its fields and takes the knob's weight
         ({"format_weight": 0.2}, {"format_weight"}, {"format": Entry(fn="m:f", priority=3)},
-         {"format": Entry(fn="m:f", priority=3, weight=0.2)}, Weights(1.0, 0.2)),
+         entries(0.0, 1.0, 0.2) | {"format": Entry(fn="m:f", priority=3, weight=0.2)}, weights(0.0, 1.0, 0.2)),
         # other rewards' entries pass through
-        ({}, set(), {"length": Entry(fn="m:g", weight=-0.5)}, {"length": Entry(fn="m:g", weight=-0.5)},
-         Weights(1.0, 0.1)),
+        ({}, set(), {"length": Entry(fn="m:g", weight=-0.5)},
+         entries(0.0, 1.0, 0.1) | {"length": Entry(fn="m:g", weight=-0.5)}, weights(0.0, 1.0, 0.1)),
     ],
 )  # fmt: skip
 def test_fold_weights(
@@ -185,14 +226,15 @@ def test_fold_weights_refuses_a_conflict_naming_both() -> None:
 
 def test_config_folds_a_knob_into_task_rewards() -> None:
     config = DrugprotConfig(id="drugprot", format_weight=0.2)
-    assert config.task.rewards == {"format": Entry(weight=0.2)}
-    assert (config.accuracy_weight, config.format_weight, config.weights()) == (1.0, 0.2, Weights(1.0, 0.2))
+    assert config.task.rewards == entries(0.0, 1.0, 0.2)
+    assert (config.accuracy_weight, config.utility_weight, config.format_weight) == (0.0, 1.0, 0.2)
+    assert config.weights() == weights(0.0, 1.0, 0.2)
 
 
 def test_config_knobs_read_the_task_rewards_weights() -> None:
-    config = DrugprotConfig(id="drugprot", task={"rewards": {"accuracy": {"weight": 0.5}}})
-    assert (config.accuracy_weight, config.format_weight) == (0.5, 0.1)
-    assert config.task.rewards == {"accuracy": Entry(weight=0.5)}
+    config = DrugprotConfig(id="drugprot", reward="accuracy", task={"rewards": {"accuracy": {"weight": 0.5}}})
+    assert (config.accuracy_weight, config.utility_weight, config.format_weight) == (0.5, 0.0, 0.1)
+    assert config.task.rewards == entries(0.5, 0.0, 0.1)
 
 
 def test_config_conflict_is_a_validation_error() -> None:
@@ -204,7 +246,7 @@ def test_config_conflict_is_a_validation_error() -> None:
 def test_the_shared_default_task_config_is_never_modified() -> None:
     DrugprotConfig(id="drugprot", accuracy_weight=3.0, format_weight=0.2)
     assert DrugprotConfig.model_fields["task"].default.rewards == {}
-    assert DrugprotConfig(id="drugprot").task.rewards == {}
+    assert DrugprotConfig(id="drugprot").task.rewards == entries(0.0, 1.0, 0.1)
 
 
 @pytest.mark.parametrize(
@@ -220,10 +262,10 @@ def test_weights_survive_the_dump_a_launcher_writes(taskset: dict[str, Any]) -> 
     raw = {"taskset": {"id": "drugprot", **taskset}}
     first = resolve_env_config(raw)
     again = resolve_env_config(json.loads(json.dumps(first.model_dump(mode="json"))))
-    assert first.taskset.task.rewards == {"format": Entry(weight=0.2)}
-    # read back, every knob counts as set (the dump has them all): both entries, the same weights
-    assert again.taskset.task.rewards == {"format": Entry(weight=0.2), "accuracy": Entry(weight=1.0)}
-    assert first.taskset.weights() == again.taskset.weights() == Weights(1.0, 0.2)
+    assert first.taskset.task.rewards == entries(0.0, 1.0, 0.2)
+    # read back, every knob counts as set (the dump has them all): the same entries, the same weights
+    assert again.taskset.task.rewards == entries(0.0, 1.0, 0.2)
+    assert first.taskset.weights() == again.taskset.weights() == weights(0.0, 1.0, 0.2)
 
 
 def test_load_gives_every_task_the_config_task() -> None:
@@ -270,22 +312,32 @@ def served_rewards(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> 
             server.ctx.term()
 
     traces = [trace for episode in asyncio.run(run()) for trace in episode.traces]
-    return [({k: (r.score, r.weight) for k, r in trace.rewards.items()}, trace.reward) for trace in traces]
+    return [({k: (round(r.score, 9), r.weight) for k, r in trace.rewards.items()}, trace.reward) for trace in traces]
 
 
 @pytest.mark.parametrize(
-    "taskset",
-    [{"format_weight": 0.2}, {"task": {"rewards": {"format": {"weight": 0.2}}}}],
-    ids=["knob", "task.rewards"],
+    ("taskset", "weights", "totals"),
+    [
+        ({"format_weight": 0.2}, (0.0, 1.0, 0.2), [0.2, -0.95]),
+        ({"task": {"rewards": {"format": {"weight": 0.2}}}}, (0.0, 1.0, 0.2), [0.2, -0.95]),
+        ({"reward": "accuracy", "format_weight": 0.2}, (1.0, 0.0, 0.2), [1.2, 0.2]),
+        ({"fn_cost": 0.5, "format_weight": 0.2}, (0.0, 1.0, 0.2), [0.7, -0.45]),
+    ],
+    ids=["knob", "task.rewards", "reward-accuracy", "fn-cost"],
 )
-def test_env_server_scores_with_the_configured_weight(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_server_scores_with_the_configured_weight(
+    taskset: dict[str, Any], weights: tuple[float, float, float], totals: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
     got = served_rewards(taskset, monkeypatch)
-    # the first task's reply is right; the second task's gold differs, so only its format counts
+    # the first task (two gold types) gets one of its types: accuracy 1, utility 1 - fn_cost; the second task's
+    # gold differs, so the same letter is a false positive and a false negative: utility -0.15 - fn_cost
+    fn_cost = taskset.get("fn_cost", 1.0)
+    accuracy, utility, fmt = weights
     assert [rewards for rewards, _ in got] == [
-        {"accuracy": (1.0, 1.0), "format": (1.0, 0.2)},
-        {"accuracy": (0.0, 1.0), "format": (1.0, 0.2)},
+        {"accuracy": (1.0, accuracy), "utility": (1.0 - fn_cost, utility), "format": (1.0, fmt)},
+        {"accuracy": (0.0, accuracy), "utility": (round(-0.15 - fn_cost, 9), utility), "format": (1.0, fmt)},
     ]
-    assert [round(reward, 9) for _, reward in got] == [1.2, 0.2]
+    assert [round(reward, 9) for _, reward in got] == totals
 
 
 def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import verifiers.v1 as vf
 from verifiers.v1.graph import MessageNode
 from verifiers.v1.types import AssistantMessage, UserMessage
@@ -9,7 +11,9 @@ from verifiers.v1.types import AssistantMessage, UserMessage
 from drugprot.envs.taskset import DrugprotConfig, DrugprotData, DrugprotTask
 
 
-def make_task(labels: list[str], with_no_relation: bool = False) -> DrugprotTask:
+def make_task(labels: list[str], with_no_relation: bool = False, **knobs: Any) -> DrugprotTask:
+    """A pair task built by hand, with the task config (reward weights) and utility costs of ``knobs``."""
+    config = DrugprotConfig(id="drugprot", **knobs)
     data = DrugprotData(
         prompt="q",
         system_prompt="s",
@@ -20,8 +24,10 @@ def make_task(labels: list[str], with_no_relation: bool = False) -> DrugprotTask
         chemical="c",
         gene="g",
         with_no_relation=with_no_relation,
+        fp_cost=config.fp_cost,
+        fn_cost=config.fn_cost,
     )
-    return DrugprotTask(data, DrugprotConfig(id="drugprot").task)
+    return DrugprotTask(data, config.task)
 
 
 def make_trace(task: DrugprotTask, content: str | None, reasoning: str | None) -> vf.Trace:

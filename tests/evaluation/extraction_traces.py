@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.extraction import ExtractionGold
+from drugprot.core.rewards import Reward
 from drugprot.core.scoring import score_extraction
 
 THINK = "<think>The text says how each chemical acts on each gene product.</think>\n"
@@ -129,7 +130,7 @@ def legacy_row(pmid: str, gold: ExtractionGold, reply: str) -> dict[str, Any]:
         "answer": "...",
         "task": "default",
         "info": {"key": pmid, "pmid": pmid, "extraction": gold.as_record(), "drugprot": score.as_info()},
-        "reward": score.reward(),
+        "reward": Reward("accuracy").value(score),  # a run of the seed recipe's reward (accuracy + 0.1 x format)
         "accuracy": score.accuracy,
         "format": score.format,
         "answered": float(score.answered),

@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drugprot.core.official_tsv import read_relations_tsv
+from drugprot.core.rewards import Reward
+from drugprot.core.scoring import score_extraction
 from drugprot.evaluation.decode import read_line
 from drugprot.evaluation.export import export_tsv
 from drugprot.evaluation.extraction_summary import summarize_extraction
@@ -123,3 +125,19 @@ def test_random_corruption_of_extraction_lines_never_crashes_and_counts_add_up(d
         assert json.loads(json.dumps(got, allow_nan=False)) == got
         format_extraction_report(got).encode("utf-8")  # printable: no lone surrogate reaches the text
         assert export_tsv(run, Path(tmp) / "pred.tsv") == len(read_relations_tsv(Path(tmp) / "pred.tsv"))
+
+
+def test_a_utility_run_decodes_from_its_recorded_accuracy() -> None:
+    """A run with the default reward (utility) still records the accuracy term, at weight 0: the record is trusted
+    as in an accuracy run (not re-scored), and the rollout's reward is the weighted sum, utility + 0.1 x format."""
+    reply = block("T1 | T2 | E", "T3 | T4 | E", "T9 | T4 | E")  # TP 1, FP 1 and an unknown id, FN 1
+    score = score_extraction(reply, None, GOLD_100)
+    trace = extraction_trace("100", GOLD_100, reply)
+    reward = Reward()
+    trace["rewards"] = {name: {"score": term, "weight": reward.weighting.of(name)}
+                        for name, term in reward.terms(score).items()}  # fmt: skip
+    assert trace["rewards"]["accuracy"] == {"score": 0.5, "weight": 0.0}
+    (rollout,) = read_line(episode(trace).encode(), file="traces.jsonl", line=1, legacy=False)
+    assert isinstance(rollout, ExtractionRollout) and rollout.rescored is False
+    assert (rollout.answer.accuracy, rollout.answer.unknown_id, rollout.answer.format_reason) == (0.5, 1, "unknown_id")
+    assert rollout.reward == pytest.approx(1 - 0.15 * 2 - 1)  # format 0 (the unknown id)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from drugprot.core.rewards import Reward
 from drugprot.evaluation.records import INVALID, VERSION_NAMES
 from drugprot.evaluation.render import format_confusion, format_report
 from drugprot.evaluation.runs import load_run
@@ -15,6 +16,7 @@ from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
     episode,
     good_line,
+    header_reward,
     header_versions,
     multilabel_run,
     provider_error,
@@ -77,16 +79,36 @@ def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_the_header_prints_the_recorded_versions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pinned = versioned_run(tmp_path / "pinned", versions_record(revision="3f2a9c1"))
     assert cli_main(["report", str(pinned)]) == 0
-    assert header_versions(capsys.readouterr().out) == "  versions: env 0.1.0 | prompt 1 | scorer 2 | data hub@3f2a9c1"
+    out = capsys.readouterr().out
+    assert header_versions(out) == "  versions: env 0.1.0 | prompt 1 | scorer 2 | data hub@3f2a9c1"
+    # scorer 2 had only the accuracy and format rewards, and recorded no reward
+    assert header_reward(out) == "  reward: accuracy (recorded before the reward knob)"
     unpinned = summarize(load_run(versioned_run(tmp_path / "unpinned", versions_record())))
     assert unpinned["run"]["versions"] == {
         "env": "0.1.0",
         "prompt": "1",
         "scorer": "2",
         "data": "hub, default branch (unpinned)",
+        "reward": "accuracy (recorded before the reward knob)",
     }
     local = summarize(load_run(versioned_run(tmp_path / "tsv", versions_record(source="tsv"))))
     assert local["run"]["versions"]["data"] == "tsv"
+
+
+def test_the_header_prints_the_recorded_reward(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for reward, line in (
+        (
+            Reward(),
+            "  reward: utility (TP 1, FP -0.15, FN -1; states a relation when p > 0.070), "
+            "weights accuracy 0, utility 1, format 0.1",
+        ),
+        (Reward("accuracy"), "  reward: accuracy, weights accuracy 1, utility 0, format 0.1"),
+    ):
+        run = versioned_run(tmp_path / reward.kind, versions_record(scorer="3", reward=reward.record()))
+        assert cli_main(["report", str(run)]) == 0
+        assert header_reward(capsys.readouterr().out) == line
+        assert cli_main(["report", "--json", str(run)]) == 0
+        assert json.loads(capsys.readouterr().out)["run"]["versions"]["reward"] == line.removeprefix("  reward: ")
 
 
 def test_a_run_recorded_without_versions_prints_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,6 +116,7 @@ def test_a_run_recorded_without_versions_prints_unknown(tmp_path: Path, capsys: 
     assert cli_main(["report", str(old)]) == 0
     out = capsys.readouterr().out
     assert header_versions(out) == "  versions: env unknown | prompt unknown | scorer unknown | data unknown"
+    assert header_reward(out) == "  reward: unknown"  # no record at all: not even the scorer version is known
     assert cli_main(["report", "--json", str(old)]) == 0
     assert json.loads(capsys.readouterr().out)["run"]["versions"] == dict.fromkeys(VERSION_NAMES, "unknown")
     # a report dict of an older drugprot (no run.versions) still formats
@@ -122,9 +145,19 @@ def test_a_comparison_warns_when_the_runs_differ_in_a_version(
     assert cli_main(["report", "--bootstrap", "0", str(first), str(same), str(old)]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
     assert notes == [
-        "  note: the runs differ in env, prompt, scorer, data (env [1] 0.1.0, [2] 0.1.0, [3] unknown; prompt [1] 1, "
-        "[2] 1, [3] unknown; scorer [1] 1, [2] 1, [3] unknown; data [1] hub, default branch (unpinned), [2] hub, "
-        "default branch (unpinned), [3] unknown): compare with care"
+        "  note: the runs differ in env, prompt, scorer, data, reward (env [1] 0.1.0, [2] 0.1.0, [3] unknown; prompt "
+        "[1] 1, [2] 1, [3] unknown; scorer [1] 1, [2] 1, [3] unknown; data [1] hub, default branch (unpinned), [2] "
+        "hub, default branch (unpinned), [3] unknown; reward [1] accuracy (recorded before the reward knob), [2] "
+        "accuracy (recorded before the reward knob), [3] unknown): compare with care"
+    ]
+    utility = versioned_run(tmp_path / "u", versions_record(scorer="3", reward=Reward().record()))
+    accuracy = versioned_run(tmp_path / "acc", versions_record(scorer="3", reward=Reward("accuracy").record()))
+    assert cli_main(["report", "--bootstrap", "0", str(utility), str(accuracy)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert notes == [
+        "  note: the runs differ in reward (reward [1] utility (TP 1, FP -0.15, FN -1; states a relation when "
+        "p > 0.070), weights accuracy 0, utility 1, format 0.1, [2] accuracy, weights accuracy 1, utility 0, format "
+        "0.1): compare with care"
     ]
 
 

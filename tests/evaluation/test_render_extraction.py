@@ -43,6 +43,7 @@ drugprot report: hand (verifiers v1 traces.jsonl)
   {run_dir}
   model test-model | split train | mode extraction | limit none
   versions: env unknown | prompt unknown | scorer unknown | data unknown
+  reward: unknown
   2 abstracts, 6 rollouts (3 per abstract), 2 gold relations
   setting: extraction: one task per abstract, the model lists every relation; every chemical-gene pair of the \
 abstract is scored (a listed triple not in the gold is a false positive, an unlisted gold triple a false negative; no \

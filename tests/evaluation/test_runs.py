@@ -143,6 +143,7 @@ def test_legacy_results_jsonl(tmp_path: Path) -> None:
         "prompt": "1 + unknown",
         "scorer": "2 + unknown",
         "data": "file + unknown",
+        "reward": "accuracy (recorded before the reward knob) + unknown",
     }
 
 

@@ -127,6 +127,7 @@ def test_rollouts_that_differ_show_every_value(tmp_path: Path) -> None:
         "prompt": "1 + unknown",
         "scorer": "1 + 2 + unknown",
         "data": "hub, default branch (unpinned) + unknown",
+        "reward": "accuracy (recorded before the reward knob) + unknown",
     }
 
 

@@ -227,8 +227,12 @@ def provider_error(arg1: str, message: str = "upstream 401: missing API key") ->
     return episode(failed)
 
 
-def versions_record(scorer: str = "2", revision: str | None = None, source: str = "hub") -> dict[str, Any]:
-    return {"env": "0.1.0", "prompt": "1", "scorer": scorer, "data": {"source": source, "revision": revision}}
+def versions_record(
+    scorer: str = "2", revision: str | None = None, source: str = "hub", reward: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A versions record; without ``reward``, one made before the reward knob (scorer 2 and older)."""
+    record = {"env": "0.1.0", "prompt": "1", "scorer": scorer, "data": {"source": source, "revision": revision}}
+    return record if reward is None else record | {"reward": reward}
 
 
 def versioned_run(directory: Path, versions: Any) -> Path:
@@ -244,4 +248,9 @@ def versioned_run(directory: Path, versions: Any) -> Path:
 
 def header_versions(text: str) -> str:
     (line,) = [line for line in text.splitlines() if line.startswith("  versions: ")]
+    return line
+
+
+def header_reward(text: str) -> str:
+    (line,) = [line for line in text.splitlines() if line.startswith("  reward: ")]
     return line

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.scoring import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
+from drugprot.core.rewards import (
+    DEFAULT_FN_COST,
+    DEFAULT_FP_COST,
+    DEFAULT_REWARD,
+    PRESETS,
+    REWARD_KINDS,
+    REWARD_NAMES,
+    Costs,
+    Reward,
+    Weights,
+    weight_knob,
+)
 from drugprot.core.sources import SPLITS, hub_source
 
 Mode = Literal["pair", "extraction"]
@@ -43,8 +54,12 @@ KNOBS: tuple[Knob, ...] = (
     Knob("num_tasks", None, "keep the first N tasks (after shuffling); unset keeps the whole split"),
     Knob("shuffle", False, "shuffle the tasks deterministically with `seed`"),
     Knob("seed", 0, "seed of the shuffle and of negative sampling"),
-    Knob(weight_knob("accuracy"), DEFAULT_WEIGHTS.accuracy, "weight of the `accuracy` reward"),
-    Knob(weight_knob("format"), DEFAULT_WEIGHTS.format, "weight of the `format` reward"),
+    Knob("reward", DEFAULT_REWARD, "`utility` (TP 1, FP -fp_cost, FN -fn_cost) or `accuracy`: presets the weights"),
+    Knob("fp_cost", DEFAULT_FP_COST, "what the `utility` reward charges a false positive"),
+    Knob("fn_cost", DEFAULT_FN_COST, "what the `utility` reward charges a false negative"),
+    Knob(weight_knob("accuracy"), None, "weight of the `accuracy` reward; unset: the `reward` preset's (0 or 1)"),
+    Knob(weight_knob("utility"), None, "weight of the `utility` reward; unset: the `reward` preset's (1 or 0)"),
+    Knob(weight_knob("format"), None, "weight of the `format` reward; unset: the `reward` preset's (0.1)"),
     Knob("mark_entities", True, "mark the pair's two mentions with <chemical>/<gene> tags"),
     Knob("negatives", 0, "NO-RELATION candidates: 0, k per gold pair, or `all` same-sentence pairs"),
     Knob("mode", "pair", "`pair`: one task per chemical-gene pair; `extraction`: one task per abstract"),
@@ -102,8 +117,14 @@ class TaskOptions:
     negatives: Negatives = 0
     """Normalised: an int or ``"all"`` (``parse_negatives``); every reader takes it from here."""
     mark_entities: bool = True
-    weights: Weights = field(default_factory=Weights)
-    """The reward weights (``accuracy_weight``, ``format_weight``)."""
+    reward: str = DEFAULT_REWARD
+    """The ``reward`` knob: ``utility`` or ``accuracy`` (``drugprot.core.rewards.REWARD_KINDS``), a preset of the
+    weights (``PRESETS``)."""
+    fp_cost: float = DEFAULT_FP_COST
+    fn_cost: float = DEFAULT_FN_COST
+    weights: Weights | None = None
+    """The reward weights; None (and, through ``from_knobs``, every weight knob left unset) takes the ``reward``
+    preset's. Always a ``Weights`` once built."""
     mode: Mode = "pair"
     """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract
     (``drugprot.core.extraction``)."""
@@ -139,6 +160,13 @@ class TaskOptions:
         for knob in ("shuffle", "mark_entities"):
             if not isinstance(getattr(self, knob), bool):
                 raise DrugprotConfigError(f"{knob} must be true or false, got {getattr(self, knob)!r}", knob=knob)
+        if self.reward not in REWARD_KINDS:
+            raise DrugprotConfigError(
+                f"unknown reward {self.reward!r}; expected one of {', '.join(REWARD_KINDS)}", knob="reward"
+            )
+        Costs(self.fp_cost, self.fn_cost)  # raises DrugprotConfigError naming fp_cost or fn_cost
+        if self.weights is None:
+            object.__setattr__(self, "weights", PRESETS[self.reward])
         for reward in REWARD_NAMES:
             value = getattr(self.weights, reward)
             if not _is_number(value) or not math.isfinite(value):
@@ -157,6 +185,10 @@ class TaskOptions:
                 "extraction mode needs mark_entities=true: the answer cites the marked mention ids",
                 knob="mark_entities",
             )
+
+    def make_reward(self) -> Reward:
+        """The run's reward (``drugprot.core.rewards.Reward``): its kind, costs and weights."""
+        return Reward(self.reward, Costs(self.fp_cost, self.fn_cost), self.weights)
 
     @property
     def with_no_relation(self) -> bool:
@@ -183,8 +215,13 @@ class TaskOptions:
         if unknown:
             raise DrugprotConfigError(f"unknown knob {unknown[0]!r}; the knobs are {', '.join(known)}", knob=unknown[0])
         values = {name: value for name, value in knobs.items() if known[name].selects and name != "train_split"}
-        weights = {reward: values.pop(weight_knob(reward)) for reward in REWARD_NAMES if weight_knob(reward) in values}
-        return cls(**values, weights=Weights(**{r: weights.get(r, DEFAULT_WEIGHTS.of(r)) for r in REWARD_NAMES}))
+        set_weights = {reward: values.pop(weight_knob(reward), None) for reward in REWARD_NAMES}
+        kind = values.get("reward", DEFAULT_REWARD)
+        preset = PRESETS.get(kind) if isinstance(kind, str) else None
+        if preset is None:  # an unknown reward: __post_init__ names it
+            return cls(**values)
+        weights = {r: preset.of(r) if set_weights[r] is None else set_weights[r] for r in REWARD_NAMES}
+        return cls(**values, weights=Weights(**weights))
 
 
 def _is_number(value: object) -> bool:

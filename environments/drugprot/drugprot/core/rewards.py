@@ -30,17 +30,56 @@ no format term; a scoring error (``SCORING_ERROR``) has no cells and scores 0 on
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, Literal, Protocol
 
-from drugprot.core.errors import DrugprotConfigError
+from drugprot.core.errors import DrugprotConfigError, DrugprotLookupError
 
 RewardKind = Literal["accuracy", "utility"]
 REWARD_KINDS: Final[tuple[str, ...]] = ("accuracy", "utility")
 """The values of the ``reward`` knob: which term carries the main weight."""
+DEFAULT_REWARD: Final = "utility"
 
 DEFAULT_FP_COST: Final = 0.15
 DEFAULT_FN_COST: Final = 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Weights:
+    """The weight of each reward term: ``reward = Σ term × weight`` over ``REWARD_NAMES``."""
+
+    accuracy: float
+    utility: float
+    format: float
+
+    def of(self, reward: str) -> float:
+        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`).
+
+        Raises:
+            DrugprotLookupError: no reward has that name (a ``KeyError``).
+        """
+        if reward not in REWARD_NAMES:
+            raise DrugprotLookupError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
+        return float(getattr(self, reward))
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: self.of(name) for name in REWARD_NAMES}
+
+
+REWARD_NAMES: Final = tuple(f.name for f in fields(Weights))
+"""The weighted rewards by name, in order: the v1 ``@vf.reward`` methods and the v0 rubric functions."""
+PRESETS: Final[Mapping[str, Weights]] = {
+    "utility": Weights(accuracy=0.0, utility=1.0, format=0.1),
+    "accuracy": Weights(accuracy=1.0, utility=0.0, format=0.1),
+}
+"""The weights each value of the ``reward`` knob selects; a weight knob set explicitly overrides its entry."""
+DEFAULT_WEIGHTS: Final = PRESETS[DEFAULT_REWARD]
+
+
+def weight_knob(reward: str) -> str:
+    """The knob that sets a reward's weight (``--env.taskset.<knob>``, ``load_environment(<knob>=...)``)."""
+    return f"{reward}_weight"
 
 
 class Scored(Protocol):
@@ -94,3 +133,100 @@ def false_positives(score: Scored) -> int:
 def utility(score: Scored, costs: Costs) -> float:
     """The utility term of a scored reply (see the module docstring)."""
     return costs.utility(score.tp, false_positives(score), score.fn)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reward:
+    """The reward of a run: its kind (the ``reward`` knob), the utility's costs and the weight of every term.
+
+    ``weights`` None takes the kind's preset (``PRESETS``). Built from the validated knobs by
+    ``TaskOptions.make_reward()``; the one object the v1 taskset, the v0 rubric, the baselines and the report use.
+    """
+
+    kind: str = DEFAULT_REWARD
+    costs: Costs = field(default_factory=Costs)
+    weights: Weights | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in REWARD_KINDS:
+            raise DrugprotConfigError(
+                f"unknown reward {self.kind!r}; expected one of {', '.join(REWARD_KINDS)}", knob="reward"
+            )
+        if self.weights is None:
+            object.__setattr__(self, "weights", PRESETS[self.kind])
+
+    @property
+    def weighting(self) -> Weights:
+        """The weights in effect (the preset when none were given)."""
+        assert self.weights is not None  # set in __post_init__
+        return self.weights
+
+    def terms(self, score: Scored) -> dict[str, float]:
+        """Every reward term of a scored reply, by name (``REWARD_NAMES``), unweighted."""
+        return {"accuracy": score.accuracy, "utility": utility(score, self.costs), "format": score.format}
+
+    def value(self, score: Scored) -> float:
+        """The reward of a scored reply: the weighted sum of its terms."""
+        weights = self.weighting
+        return sum(term * weights.of(name) for name, term in self.terms(score).items())
+
+    def record(self) -> dict[str, Any]:
+        """A JSON-ready record (``info["drugprot"]["versions"]["reward"]``)."""
+        return {
+            "kind": self.kind,
+            "fp_cost": self.costs.fp,
+            "fn_cost": self.costs.fn,
+            "weights": self.weighting.as_dict(),
+            "threshold": self.costs.threshold,
+        }
+
+    def describe(self) -> str:
+        """One line: the kind, the utility's constants and decision threshold, and the weights."""
+        return describe(self.record())
+
+
+def describe(record: Mapping[str, Any]) -> str:
+    """One line for a ``Reward.record()``, e.g. ``utility (TP 1, FP -0.15, FN -1; states a relation when
+    p > 0.070), weights accuracy 0, utility 1, format 0.1``.
+
+    Raises:
+        DrugprotLookupError: the record lacks a field or has one of the wrong type (``describe_recorded`` reads
+            untrusted records).
+    """
+    kind, fp, fn, weights = record["kind"], record["fp_cost"], record["fn_cost"], record["weights"]
+    if not isinstance(kind, str) or not isinstance(weights, Mapping):
+        raise DrugprotLookupError(f"not a reward record: {record!r}")
+    costs = Costs(fp, fn)
+    head = kind
+    if weights.get("utility"):
+        head += (
+            f" (TP 1, FP -{_number(costs.fp)}, FN -{_number(costs.fn)}; states a relation when "
+            f"p > {costs.threshold:.3f})"
+        )
+    shown = ", ".join(f"{name} {_number(float(weights[name]))}" for name in REWARD_NAMES)
+    return f"{head}, weights {shown}"
+
+
+BEFORE_THE_KNOB: Final = "accuracy (recorded before the reward knob)"
+"""How the report names the reward of a run whose versions record has no reward: every scorer before version 3
+had only the accuracy and format rewards (their weights were not recorded)."""
+
+
+def describe_recorded(versions: Mapping[str, Any] | None) -> str | None:
+    """The reward line of a rollout's ``info["drugprot"]["versions"]`` record: ``describe`` of its ``reward``,
+    ``BEFORE_THE_KNOB`` for a record without one, None without a record (unknown) or for a malformed reward."""
+    if not isinstance(versions, Mapping):
+        return None
+    recorded = versions.get("reward")
+    if recorded is None:
+        return BEFORE_THE_KNOB
+    if not isinstance(recorded, Mapping):
+        return None
+    try:
+        return describe(recorded)
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -1,14 +1,13 @@
-"""The reward: accuracy (the reply names one of the pair's gold types) plus a small format term.
+"""Scoring a reply: its accuracy and format terms and its official-metric cells (TP, FP, FN).
 
-This is the one place rewards are computed; the verifiers v1 taskset and the v0 rubric both call
-``score_task_reply`` (``score_reply`` through ``SCORES``, so the signals of one rollout share one parse) and take their
-weights from ``Weights``: the defaults from ``DEFAULT_WEIGHTS``, a run's from the knobs named by
-``weight_knob`` (folded into verifiers' ``task.rewards`` on the v1 stack, the rubric's weights on v0).
+This is the one place replies are scored; the verifiers v1 taskset and the v0 rubric both call
+``score_task_reply`` (``score_reply`` through ``SCORES``, so the signals of one rollout share one parse) and turn the
+score into reward terms with ``drugprot.core.rewards.Reward`` (accuracy, utility, format and their weights).
 The reply rules, and why an answer counts only after completed reasoning, are in ``drugprot.core.parsing``.
 
 Extraction mode (one task per abstract, ``drugprot.core.extraction``) is scored here too: ``score_extraction``
-(through ``EXTRACTION_SCORES``) gives the per-document F1 over (chemical, gene, type) triples and the same
-format term, with the same ``Weights``.
+(through ``EXTRACTION_SCORES``) gives the per-document F1 over (chemical, gene, type) triples, the cells and the
+same format term.
 """
 
 from __future__ import annotations
@@ -17,22 +16,24 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
-from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
+from drugprot.core.errors import DrugprotArgumentError
 from drugprot.core.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
 from drugprot.core.labels import RELATION_NAMES, by_letter
 from drugprot.core.metrics import prf
 from drugprot.core.parsing import ParsedReply, parse_reply
 
-SCORER_VERSION = "2"
-"""Version of the reply rules and the reward (``drugprot.core.parsing`` and this module), recorded in every rollout
-(``drugprot.core.versions``) and printed by ``drugprot report``. Bump it (a new integer) whenever a change makes
-some reply parse or score differently: a reward, letter, label or reason. Version 2: an answer counts only
-after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which replaced version 1's
-``unterminated_think`` and ``no_reasoning``). ``tests/core/test_versions.py`` pins a digest of the scores of a table
-of replies per version and fails until the bump is made."""
+SCORER_VERSION = "3"
+"""Version of the reply rules and the rewards (``drugprot.core.parsing``, this module and ``drugprot.core.rewards``),
+recorded in every rollout (``drugprot.core.versions``) and printed by ``drugprot report``. Bump it (a new integer)
+whenever a change makes some reply parse or score differently: a reward, letter, label or reason. Version 2: an
+answer counts only after completed, non-empty reasoning in every path (reason ``reasoning_incomplete``, which
+replaced version 1's ``unterminated_think`` and ``no_reasoning``). Version 3: the utility reward term over the
+official cells (TP, FP, FN) every score now carries, and the ``reward`` knob (default ``utility``).
+``tests/core/test_versions.py`` pins a digest of the scores of a table of replies per version and fails until the
+bump is made."""
 
 _RELATION_TYPES: Final = frozenset(RELATION_NAMES)
 SCORING_ERROR = "scoring_error"
@@ -41,36 +42,8 @@ INFO_KEY = "drugprot"
 
 
 @dataclass(frozen=True, slots=True)
-class Weights:
-    """Reward weights: ``reward = accuracy * accuracy_weight + format * format_weight``."""
-
-    accuracy: float = 1.0
-    format: float = 0.1
-
-    def of(self, reward: str) -> float:
-        """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`).
-
-        Raises:
-            DrugprotLookupError: no reward has that name (a ``KeyError``).
-        """
-        if reward not in REWARD_NAMES:
-            raise DrugprotLookupError(f"no reward named {reward!r}; the weighted rewards are {', '.join(REWARD_NAMES)}")
-        return float(getattr(self, reward))
-
-
-DEFAULT_WEIGHTS: Final = Weights()
-REWARD_NAMES: Final = tuple(f.name for f in fields(Weights))
-"""The weighted rewards by name, in order: the v1 ``@vf.reward`` methods and the v0 rubric functions."""
-
-
-def weight_knob(reward: str) -> str:
-    """The knob that sets a reward's weight (``--env.taskset.<knob>``, ``load_environment(<knob>=...)``)."""
-    return f"{reward}_weight"
-
-
-@dataclass(frozen=True, slots=True)
 class Score:
-    """A scored reply: the two reward terms and what the report needs to explain them."""
+    """A scored reply: the accuracy and format terms, the official cells and what the report needs to explain them."""
 
     accuracy: float
     format: float
@@ -92,10 +65,6 @@ class Score:
     def answered(self) -> bool:
         """Whether the reply gave a valid option letter."""
         return self.letter is not None
-
-    def reward(self, weights: Weights | None = None) -> float:
-        weights = weights or DEFAULT_WEIGHTS
-        return self.accuracy * weights.accuracy + self.format * weights.format
 
     def as_info(self) -> dict[str, str | None]:
         """JSON-ready record of the prediction, stored on traces for ``drugprot report``."""
@@ -261,10 +230,6 @@ class ExtractionScore:
     def answered(self) -> bool:
         """Whether a relations block was read (``none`` included)."""
         return self.invalid_reason is None
-
-    def reward(self, weights: Weights | None = None) -> float:
-        weights = weights or DEFAULT_WEIGHTS
-        return self.accuracy * weights.accuracy + self.format * weights.format
 
     def as_info(self) -> dict[str, object]:
         """JSON-ready record of the prediction, stored under ``INFO_KEY`` for ``drugprot report``."""

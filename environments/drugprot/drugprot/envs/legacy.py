@@ -14,9 +14,9 @@ the v1 taskset uses), parsing from ``drugprot.core.parsing`` and rewards from ``
   the call, before ``vf-eval`` starts any rollout.
 - The parser reads the last assistant message's ``content`` *and* ``reasoning_content`` (the legacy
   OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
-- Rewards ``accuracy`` and ``format`` carry ``TaskOptions.weights`` (the validated ``accuracy_weight`` /
-  ``format_weight``: the one reading of the weights, which the v1 ``DrugprotConfig`` folds into verifiers'
-  ``task.rewards``); ``answered`` is a zero-weight metric. The
+- Rewards ``accuracy``, ``utility`` and ``format`` are the terms of ``TaskOptions.make_reward()`` with its weights
+  (the ``reward`` preset, with the weight knobs set over it: the one reading of the weights, which the v1
+  ``DrugprotConfig`` folds into verifiers' ``task.rewards``); ``answered`` is a zero-weight metric. The
   prediction record (``letter``, ``label``, ``invalid_reason``, ``format_reason``) goes to
   ``state["info"]["drugprot"]``, with the run's ``versions`` (``drugprot.core.versions``), which the legacy
   ``results.jsonl`` keeps per rollout as ``info.drugprot`` (the v1 path keeps the same record in
@@ -43,7 +43,8 @@ from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.parsing import parse_reply
 from drugprot.core.prompts import system_prompt
 from drugprot.core.questions import Question, load_questions, validate_source
-from drugprot.core.scoring import DEFAULT_WEIGHTS, INFO_KEY, ExtractionScore, Score, Weights, score_task_reply
+from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_REWARD, Reward, utility
+from drugprot.core.scoring import INFO_KEY, ExtractionScore, Score, score_task_reply
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 
@@ -220,14 +221,18 @@ def _parser_class() -> type:
     return DrugprotParser
 
 
-def _reward_functions(
-    versions: Mapping[str, Any] | None,
-) -> tuple[Callable[..., float], Callable[..., float], Callable[..., float]]:
-    """The rubric's functions; their ``__name__`` is the key in ``state["metrics"]`` and results. Each records
-    the prediction and ``versions`` in the rollout's ``info``."""
+def _reward_functions(reward: Reward, versions: Mapping[str, Any] | None) -> tuple[Callable[..., float], ...]:
+    """The rubric's functions (the reward terms, ``REWARD_NAMES`` order, then ``answered``); their ``__name__`` is
+    the key in ``state["metrics"]`` and results. Each records the prediction and ``versions`` in the rollout's
+    ``info``."""
 
     def accuracy(completion: Any, info: dict[str, Any]) -> float:
         return _score(completion, info, versions).accuracy
+
+    def utility_(completion: Any, info: dict[str, Any]) -> float:
+        return utility(_score(completion, info, versions), reward.costs)
+
+    utility_.__name__ = utility_.__qualname__ = "utility"
 
     def format(completion: Any, info: dict[str, Any]) -> float:
         return _score(completion, info, versions).format
@@ -236,20 +241,21 @@ def _reward_functions(
         """1 when the reply gave a valid option letter, or a relations block (a diagnostic, weight 0)."""
         return float(_score(completion, info, versions).answered)
 
-    return accuracy, format, answered
+    return accuracy, utility_, format, answered
 
 
-def make_rubric(parser: Any, weights: Weights = DEFAULT_WEIGHTS, versions: Mapping[str, Any] | None = None) -> Any:
-    """The legacy ``vf.Rubric``: ``accuracy`` and ``format`` with ``weights``, ``answered`` at weight 0.
+def make_rubric(parser: Any, reward: Reward | None = None, versions: Mapping[str, Any] | None = None) -> Any:
+    """The legacy ``vf.Rubric``: ``accuracy``, ``utility`` and ``format`` with ``reward``'s weights (default: the
+    default ``Reward``), ``answered`` at weight 0.
 
-    Each reward function's weight is looked up by its name in ``weights`` (``Weights.of``), as the v1
+    Each reward function's weight is looked up by its name in the reward's weights (``Weights.of``), as the v1
     taskset's ``task.rewards`` entries are: one table of weights for both stacks. ``versions``
     (``drugprot.core.versions.record``) is recorded in every rollout's ``info["drugprot"]``.
     """
     vf = _legacy_verifiers()
-    accuracy, format_, answered = _reward_functions(versions)
-    funcs = [accuracy, format_]
-    rubric = vf.Rubric(funcs=funcs, weights=[weights.of(f.__name__) for f in funcs], parser=parser)
+    reward = reward or Reward()
+    *funcs, answered = _reward_functions(reward, versions)
+    rubric = vf.Rubric(funcs=funcs, weights=[reward.weighting.of(f.__name__) for f in funcs], parser=parser)
     rubric.add_metric(answered)
     return rubric
 
@@ -303,8 +309,12 @@ def load_environment(
     num_tasks: int | None = None,
     shuffle: bool = False,
     seed: int = 0,
-    accuracy_weight: float = DEFAULT_WEIGHTS.accuracy,
-    format_weight: float = DEFAULT_WEIGHTS.format,
+    reward: str = DEFAULT_REWARD,
+    fp_cost: float = DEFAULT_FP_COST,
+    fn_cost: float = DEFAULT_FN_COST,
+    accuracy_weight: float | None = None,
+    utility_weight: float | None = None,
+    format_weight: float | None = None,
     mark_entities: bool = True,
     negatives: Negatives = 0,
     mode: Mode = "pair",
@@ -321,8 +331,12 @@ def load_environment(
         num_tasks: keep the first N tasks of each split (after shuffling); None keeps all.
         shuffle: shuffle the tasks deterministically with ``seed``.
         seed: seed of the shuffle and of negative sampling.
-        accuracy_weight: weight of the ``accuracy`` reward.
-        format_weight: weight of the ``format`` reward.
+        reward: ``"utility"`` (TP 1, FP -fp_cost, FN -fn_cost) or ``"accuracy"``: presets the weights.
+        fp_cost: what the ``utility`` reward charges a false positive.
+        fn_cost: what the ``utility`` reward charges a false negative.
+        accuracy_weight: weight of the ``accuracy`` reward; unset: the ``reward`` preset's (0 or 1).
+        utility_weight: weight of the ``utility`` reward; unset: the ``reward`` preset's (1 or 0).
+        format_weight: weight of the ``format`` reward; unset: the ``reward`` preset's (0.1).
         mark_entities: tag the pair's two mentions in the text.
         negatives: NO-RELATION candidates: 0, k per gold pair, or ``"all"``.
         mode: ``"pair"`` (one task per chemical-gene pair) or ``"extraction"`` (one task per abstract).
@@ -351,7 +365,5 @@ def load_environment(
         eval_dataset=_builder(eval_options),
         system_prompt=extraction.system_prompt() if extracting else system_prompt(eval_options.with_no_relation),
         parser=parser,
-        rubric=make_rubric(
-            parser, eval_options.weights, versions_record(eval_options.data_path, eval_options.revision)
-        ),
+        rubric=make_rubric(parser, eval_options.make_reward(), versions_record(eval_options)),
     )

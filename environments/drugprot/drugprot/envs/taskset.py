@@ -1,7 +1,9 @@
 """DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
 
-Scored by ``drugprot.core.scoring``: accuracy (the boxed letter is one of the pair's gold types) plus a
-small format reward (closed reasoning and exactly one boxed answer). The knobs are ``drugprot.core.options.KNOBS``
+Scored by ``drugprot.core.scoring`` and ``drugprot.core.rewards``: three weighted rewards, ``accuracy`` (the boxed
+letter is one of the pair's gold types), ``utility`` (TP - fp_cost·FP - fn_cost·FN over the official cells) and a
+small ``format`` reward (closed reasoning and exactly one boxed answer); the ``reward`` knob presets their weights,
+and verifiers records every term, weight 0 included. The knobs are ``drugprot.core.options.KNOBS``
 (``DrugprotConfig``'s fields take their defaults and help from it). The reward weights are read once, as the
 validated ``TaskOptions.weights`` (the v0 adapter reads the same value), and reach verifiers through its own
 ``task.rewards`` (``fold_weights``). ``DrugprotEnv`` pins drugprot's own
@@ -23,18 +25,17 @@ from drugprot.core.extraction import ExtractionGold, answer_block
 from drugprot.core.labels import letter_of
 from drugprot.core.options import KNOBS, Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.questions import Question, load_questions, validate_source
-from drugprot.core.scoring import (
+from drugprot.core.rewards import (
+    DEFAULT_FN_COST,
+    DEFAULT_FP_COST,
     DEFAULT_WEIGHTS,
-    INFO_KEY,
     REWARD_NAMES,
-    ExtractionScore,
-    Score,
+    Costs,
     Weights,
-    score_extraction,
-    score_reply,
-    score_task_reply,
+    utility,
     weight_knob,
 )
+from drugprot.core.scoring import INFO_KEY, ExtractionScore, Score, score_extraction, score_reply, score_task_reply
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 from drugprot.envs.harness import HARNESS_ID
@@ -65,6 +66,10 @@ class DrugprotData(vf.TaskData):
     """Extraction mode only: the abstract's gold, ``ExtractionGold.as_record()`` (chemical ids, gene ids,
     gold triples); None in pair mode. One data class for both modes: verifiers rebuilds every task of a
     taskset from its one data type."""
+    fp_cost: float = DEFAULT_FP_COST
+    """The ``utility`` reward's cost of a false positive (the ``fp_cost`` knob)."""
+    fn_cost: float = DEFAULT_FN_COST
+    """The ``utility`` reward's cost of a false negative (the ``fn_cost`` knob)."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
@@ -95,6 +100,10 @@ class DrugprotTask(vf.Task[DrugprotData]):
     async def accuracy(self, trace: vf.Trace) -> float:
         return self._score(trace).accuracy
 
+    @vf.reward(weight=DEFAULT_WEIGHTS.utility)
+    async def utility(self, trace: vf.Trace) -> float:
+        return utility(self._score(trace), Costs(self.data.fp_cost, self.data.fn_cost))
+
     @vf.reward(weight=DEFAULT_WEIGHTS.format)
     async def format(self, trace: vf.Trace) -> float:
         return self._score(trace).format
@@ -105,14 +114,23 @@ class DrugprotTask(vf.Task[DrugprotData]):
         return float(self._score(trace).answered)
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
-        """Model-free gold check: a perfect reply naming the first gold letter scores full marks."""
+        """Model-free gold check: the gold reply earns the most every reward term can give.
+
+        Extraction: the gold block scores accuracy 1, format 1 and utility ``|gold|`` (every gold triple a true
+        positive, no false positive or negative). Pair: the first gold letter scores accuracy 1, format 1 and the
+        best utility one letter can earn: ``1 - fn_cost × (k - 1)`` on a pair with ``k`` gold types (one answer
+        names one type; the others stay false negatives, as in the official metric), 0 for N on a NO-RELATION
+        pair; that is, one true positive (none for N) and no false positive."""
         if self.data.extraction is not None:
             gold = ExtractionGold.from_record(self.data.extraction)
             found = score_extraction(f"<think>gold</think>{answer_block(sorted(gold.relations))}", None, gold)
-            return found.accuracy == 1.0 and found.format == 1.0
+            cells = (found.tp, found.fp, found.fn) == (len(gold.relations), 0, 0)
+            return found.accuracy == 1.0 and found.format == 1.0 and cells
         reply = f"<think>gold</think>\\boxed{{{letter_of(self.data.labels[0])}}}"
         score = score_reply(reply, None, self.data.labels, with_no_relation=self.data.with_no_relation)
-        return score.accuracy == 1.0 and score.format == 1.0
+        gold_types = score.tp + score.fn  # the pair's gold relation types (NO-RELATION is none)
+        cells = (score.tp, score.fp) == (min(gold_types, 1), 0)
+        return score.accuracy == 1.0 and score.format == 1.0 and cells
 
 
 DATA_PATH_HINT = "--env.taskset.data-path {path}"
@@ -120,13 +138,14 @@ DATA_PATH_HINT = "--env.taskset.data-path {path}"
 
 
 def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> tuple[vf.TaskConfig, Weights]:
-    """Fold the validated knob weights (``TaskOptions.weights``) into verifiers' ``task.rewards``.
+    """Fold the validated weights (``TaskOptions.weights``: the ``reward`` preset, with the weight knobs the user
+    set over it) into verifiers' ``task.rewards``.
 
-    ``weights`` holds the weight knobs' values (``accuracy_weight``, ``format_weight``), ``explicit`` names
-    the knobs the user set. A knob that was set becomes its reward's ``task.rewards.<name>.weight`` (other
-    fields of an existing entry kept); an entry that sets a different weight is a conflict
-    (``DrugprotConfigError``, naming both). A knob left unset takes the entry's weight when there is one, else
-    keeps its value (the default, the ``@vf.reward`` weight). Returns the new task config and the weights the
+    ``explicit`` names the weight knobs the user set. A knob that was set becomes its reward's
+    ``task.rewards.<name>.weight`` (other fields of an existing entry kept); an entry that sets a different weight
+    is a conflict (``DrugprotConfigError``, naming both). For a knob left unset, an entry's weight wins over the
+    preset; without one the preset's weight is written into a new entry, since the ``@vf.reward`` weights are the
+    default preset's and prime-rl rebuilds each task from ``task``. Returns the new task config and the weights the
     rewards get (pure: ``task`` is not modified).
     """
     rewards = dict(task.rewards)
@@ -135,17 +154,14 @@ def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> t
         knob, value = weight_knob(reward), weights.of(reward)
         entry = rewards.get(reward)
         entry_weight = entry.weight if entry is not None else None
-        if knob in explicit:
-            if entry_weight is not None and entry_weight != value:
-                raise DrugprotConfigError(
-                    f"{knob} = {value} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
-                    f"of the {reward} reward; set only one of them (or both to the same value)",
-                    knob=knob,
-                )
-            rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": value})
-            effective[reward] = value
-        else:
-            effective[reward] = entry_weight if entry_weight is not None else value
+        if knob in explicit and entry_weight is not None and entry_weight != value:
+            raise DrugprotConfigError(
+                f"{knob} = {value} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
+                f"of the {reward} reward; set only one of them (or both to the same value)",
+                knob=knob,
+            )
+        effective[reward] = value if knob in explicit or entry_weight is None else entry_weight
+        rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": effective[reward]})
     return task.model_copy(update={"rewards": rewards}), Weights(**effective)
 
 
@@ -169,7 +185,8 @@ class DrugprotConfig(vf.TasksetConfig):
     Reward weights have one route, verifiers' own ``task.rewards``: validation folds the validated
     ``TaskOptions.weights`` into it (``fold_weights``), so every path that builds tasks from ``task`` scores with
     them, prime-rl's env-server included (it rebuilds each task from ``task``, not through ``load()``). After
-    validation the two weight knobs read the weights in effect, whichever way they were set. The v0 adapter reads
+    validation the three weight knobs read the weights in effect, whichever way they were set (a weight knob left
+    unset takes the ``reward`` knob's preset). The utility's costs travel with each task's data. The v0 adapter reads
     the same ``TaskOptions.weights`` (``drugprot.envs.legacy``).
     """
 
@@ -179,8 +196,12 @@ class DrugprotConfig(vf.TasksetConfig):
     num_tasks: int | None = _knob("num_tasks")
     shuffle: bool = _knob("shuffle")
     seed: int = _knob("seed")
-    accuracy_weight: float = _knob("accuracy_weight")
-    format_weight: float = _knob("format_weight")
+    reward: Literal["accuracy", "utility"] = _knob("reward")
+    fp_cost: float = _knob("fp_cost")
+    fn_cost: float = _knob("fn_cost")
+    accuracy_weight: float | None = _knob("accuracy_weight")
+    utility_weight: float | None = _knob("utility_weight")
+    format_weight: float | None = _knob("format_weight")
     mark_entities: bool = _knob("mark_entities")
     negatives: Negatives = _knob("negatives")
     mode: Mode = _knob("mode")
@@ -189,9 +210,11 @@ class DrugprotConfig(vf.TasksetConfig):
     @pydantic.model_validator(mode="after")
     def _validate_knobs_weights_and_data(self) -> Self:
         try:
-            weights = self.options().weights
+            options = self.options()
+            assert options.weights is not None  # TaskOptions resolves the preset
+            explicit = {name for name in self.model_fields_set if getattr(self, name, None) is not None}
             # a new TaskConfig, never an edit of the shared default instance
-            self.task, effective = fold_weights(self.task, weights, self.model_fields_set)
+            self.task, effective = fold_weights(self.task, options.weights, explicit)
             for reward in REWARD_NAMES:
                 setattr(self, weight_knob(reward), effective.of(reward))
             validate_source(self.options(), path_hint=DATA_PATH_HINT)
@@ -203,21 +226,25 @@ class DrugprotConfig(vf.TasksetConfig):
 
     def weights(self) -> Weights:
         """The reward weights in effect (the same ``task.rewards`` gives the tasks)."""
-        return self.options().weights
+        return self.options().make_reward().weighting
 
     def options(self) -> TaskOptions:
         """The validated task options of this config (every ``KNOBS`` entry of the v1 stack)."""
         return TaskOptions.from_knobs({name: getattr(self, name) for name in knob_names("v1")})
 
 
-def task_data(question: Question, versions: dict[str, Any] | None = None) -> DrugprotData:
-    """The v1 task data of one question (the one place it is built)."""
+def task_data(question: Question, versions: dict[str, Any] | None = None, costs: Costs | None = None) -> DrugprotData:
+    """The v1 task data of one question (the one place it is built); ``costs``: the utility's (default: the
+    defaults)."""
+    costs = costs or Costs()
     common = {
         "name": question.key,
         "prompt": question.prompt,
         "system_prompt": question.system_prompt,
         "pmid": question.pmid,
         "versions": versions,
+        "fp_cost": costs.fp,
+        "fn_cost": costs.fn,
     }
     if question.gold is not None:
         return DrugprotData(**common, extraction=question.gold.as_record())
@@ -238,9 +265,10 @@ class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):
         options = self.config.options()
         questions = load_questions(options, path_hint=DATA_PATH_HINT)
         task_config = self.config.task  # the reward weights are in it (DrugprotConfig folds them)
-        versions = versions_record(options.data_path, options.revision)
+        versions = versions_record(options)
+        costs = options.make_reward().costs
         with gc_paused():  # see drugprot.core._gc
-            return [DrugprotTask(task_data(q, versions), task_config) for q in questions]
+            return [DrugprotTask(task_data(q, versions, costs), task_config) for q in questions]
 
 
 class DrugprotEnvConfig(vf.SingleAgentEnvConfig):

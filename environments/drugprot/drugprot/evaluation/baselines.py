@@ -34,6 +34,7 @@ from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION, letter_of
 from drugprot.core.options import MODES, TaskOptions
 from drugprot.core.questions import extraction_question, select_tasks
+from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_REWARD, REWARD_KINDS
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import INFO_KEY, score_extraction, score_reply
 from drugprot.core.sources import load_documents
@@ -196,7 +197,7 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
     """Run one baseline over the tasks ``options`` select; the result reads like a ``vf-eval`` run.
 
     Each answer is rendered with ``reply_text`` and scored with ``drugprot.core.scoring.score_reply``, as a
-    model's reply would be.
+    model's reply would be; its reward is ``options.make_reward()``'s.
 
     Raises:
         DrugprotDataError / DrugprotHubError: from loading the split.
@@ -209,15 +210,15 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         return _extraction_run(baseline, options, documents)
     with_nr = options.with_no_relation
     tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
-    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
-    rollouts = []
+    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
+    reward, rollouts = options.make_reward(), []
     for task in tasks:
         score = score_reply(
             reply_text(predict(baseline, task, with_no_relation=with_nr)), None, task.labels, with_no_relation=with_nr
         )
         pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
         answer = ScoredAnswer.of(score, rescored=False)
-        rollouts.append(Rollout.of(pair, answer, reward=score.reward(options.weights), versions=versions))
+        rollouts.append(Rollout.of(pair, answer, reward=reward.value(score), versions=versions))
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
     return Run(
@@ -242,15 +243,15 @@ def _extraction_run(baseline: str, options: TaskOptions, documents: list[Documen
     ``drugprot.core.scoring.score_extraction``, as a model's reply would be."""
     by_pmid = {document.pmid: document for document in documents}
     questions = select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
-    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options.data_path, options.revision)}})
-    rollouts = []
+    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
+    reward, rollouts = options.make_reward(), []
     for question in questions:
         assert question.gold is not None  # an extraction question carries its gold
         score = score_extraction(extraction_reply(baseline, by_pmid[question.pmid]), None, question.gold)
         answer = ExtractionAnswer.of(score, rescored=False)
         rollouts.append(
             ExtractionRollout(
-                question.pmid, question.gold, answer, reward=score.reward(options.weights), versions=versions
+                question.pmid, question.gold, answer, reward=reward.value(score), versions=versions
             )  # fmt: skip
         )
     return Run(
@@ -305,6 +306,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pair: one task per chemical-gene pair (default); extraction: one task per abstract, the baseline's "
         "pair rule on every same-sentence pair, its relations listed as a model's reply would list them",
     )
+    parser.add_argument(
+        "--reward",
+        choices=REWARD_KINDS,
+        default=DEFAULT_REWARD,
+        help="the reward the report's mean reward uses, as the env's `reward` knob (default utility)",
+    )
+    parser.add_argument("--fp-cost", type=float, default=DEFAULT_FP_COST, help="the utility's false-positive cost")
+    parser.add_argument("--fn-cost", type=float, default=DEFAULT_FN_COST, help="the utility's false-negative cost")
     parser.add_argument("--seed", type=int, default=0, help="seed of negative sampling and --shuffle")
     parser.add_argument("--num-tasks", type=int, default=None, help="keep the first N tasks")
     parser.add_argument("--shuffle", action="store_true", help="shuffle the tasks (with --seed) first")
@@ -322,6 +331,9 @@ def run(args: argparse.Namespace) -> int:
             negatives=args.negatives,  # normalised ("2" -> 2, " ALL" -> "all") by TaskOptions
             revision=args.revision,
             mode=args.mode,
+            reward=args.reward,
+            fp_cost=args.fp_cost,
+            fn_cost=args.fn_cost,
         )
         runs = [baseline_run(name, options) for name in dict.fromkeys(args.baselines)]
         return emit(runs, args)

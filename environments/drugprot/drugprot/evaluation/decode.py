@@ -143,7 +143,7 @@ def rollout_versions(info: dict[str, Any] | None) -> Versions | None:
     else:
         data = source or UNKNOWN
     env, prompt, scorer = (shorten(record[k], 40) if record[k] else UNKNOWN for k in ("env", "prompt", "scorer"))
-    return env, prompt, scorer, data
+    return env, prompt, scorer, data, shorten(record["reward"], 200) if record["reward"] else UNKNOWN
 
 
 def _content(message: dict[str, Any], path: str) -> str | None:

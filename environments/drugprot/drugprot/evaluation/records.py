@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,11 +27,19 @@ EXIT_FAILED_RUN = 3
 """Exit code of ``drugprot report`` for a flagged run (2: the runs cannot be read; 0: reported)."""
 UNKNOWN = "unknown"
 """How the report shows a version a run did not record (runs made before ``drugprot.core.versions``)."""
-VERSION_NAMES = ("env", "prompt", "scorer", "data")
+VERSION_NAMES = ("env", "prompt", "scorer", "data", "reward")
 """The entries of ``run_versions``, as the report names them."""
 
-Versions = tuple[str, str, str, str]
-"""A rollout's env, prompt and scorer versions and its data, as ``VERSION_NAMES`` names them."""
+Versions = tuple[str, str, str, str, str]
+"""A rollout's env, prompt and scorer versions, its data and its reward, as ``VERSION_NAMES`` names them."""
+
+
+def version_lines(versions: Mapping[str, str]) -> list[str]:
+    """The report header's lines for a run's ``run_versions``: the versions and the data on one line, the reward
+    (``drugprot.core.rewards.describe``) on the next; ``unknown`` for what the run did not record."""
+    shown = {name: versions.get(name) or UNKNOWN for name in VERSION_NAMES}
+    reward = shown.pop("reward")
+    return ["  versions: " + " | ".join(f"{name} {value}" for name, value in shown.items()), f"  reward: {reward}"]
 
 
 class ReportError(DrugprotError, ValueError):

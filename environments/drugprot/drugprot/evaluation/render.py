@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
-from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES
+from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES, version_lines
 
 _MAX_EXAMPLES = 10
 """Skipped records listed in the text report (``--json`` lists every one)."""
@@ -79,7 +79,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"drugprot report: {run['name']} ({run['source']})",
         f"  {run['path']}",
         "  " + " | ".join(facts),
-        "  versions: " + " | ".join(f"{name} {value}" for name, value in _run_versions(report).items()),
+        *version_lines(_run_versions(report)),
         f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
         f"  setting: {report['setting']['note']}",
     ]

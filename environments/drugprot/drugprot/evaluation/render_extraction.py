@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.evaluation.records import version_lines
 from drugprot.evaluation.render import (
     ci_text,
     comparison_intervals,
@@ -38,7 +39,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"drugprot report: {run['name']} ({run['source']})",
         f"  {run['path']}",
         "  " + " | ".join(facts),
-        "  versions: " + " | ".join(f"{name} {value}" for name, value in versions.items()),
+        *version_lines(versions),
         f"  {report['n_tasks']} abstracts, {report['n_rollouts']} rollouts ({per} per abstract), "
         f"{report['gold_relations']} gold relations",
         f"  setting: {report['setting']['note']}",

@@ -1,0 +1,161 @@
+"""Tests of drugprot.core.rewards: the reward terms of a scored reply, the utility's cost structure, the presets of
+the ``reward`` knob and the one ``Reward`` object both stacks, the baselines and the report use."""
+
+from __future__ import annotations
+
+import pytest
+
+from drugprot.core.errors import DrugprotConfigError, DrugprotLookupError
+from drugprot.core.extraction import ExtractionGold
+from drugprot.core.rewards import (
+    DEFAULT_WEIGHTS,
+    PRESETS,
+    REWARD_KINDS,
+    REWARD_NAMES,
+    Costs,
+    Reward,
+    Weights,
+    describe,
+    weight_knob,
+)
+from drugprot.core.scoring import score_extraction, score_reply
+
+T = "<think>The text says the chemical inhibits the enzyme.</think>"
+INHIBITOR, SUBSTRATE, NR = ("INHIBITOR",), ("INHIBITOR", "SUBSTRATE"), ("NO-RELATION",)
+
+
+def test_the_terms_the_kinds_and_the_presets() -> None:
+    assert REWARD_NAMES == ("accuracy", "utility", "format")
+    assert [weight_knob(name) for name in REWARD_NAMES] == ["accuracy_weight", "utility_weight", "format_weight"]
+    assert REWARD_KINDS == ("accuracy", "utility")
+    assert {
+        "utility": Weights(accuracy=0.0, utility=1.0, format=0.1),
+        "accuracy": Weights(accuracy=1.0, utility=0.0, format=0.1),
+    } == PRESETS
+    assert DEFAULT_WEIGHTS == PRESETS["utility"] == Reward().weighting
+    assert Reward("accuracy").weighting == PRESETS["accuracy"]
+    assert [Weights(accuracy=0.7, utility=0.2, format=0.3).of(name) for name in REWARD_NAMES] == [0.7, 0.2, 0.3]
+
+
+def test_an_unknown_reward_name_is_a_lookup_error() -> None:
+    with pytest.raises(DrugprotLookupError) as err:
+        DEFAULT_WEIGHTS.of("answered")
+    assert err.value.args[0] == "no reward named 'answered'; the weighted rewards are accuracy, utility, format"
+
+
+def test_an_unknown_reward_kind_is_a_config_error() -> None:
+    with pytest.raises(DrugprotConfigError) as err:
+        Reward("f1")
+    assert (str(err.value), err.value.knob) == ("unknown reward 'f1'; expected one of accuracy, utility", "reward")
+
+
+def test_the_threshold_is_fp_over_one_plus_fp_plus_fn() -> None:
+    assert Costs().threshold == 0.15 / 2.15
+    assert round(Costs().threshold, 4) == 0.0698
+    assert Costs(1.0, 1.0).threshold == 1 / 3  # FP and FN cost as much as a TP gains: state it when p > 1/3
+    assert Costs(0.0, 5.0).threshold == 0.0
+
+
+# (gold labels, with NO-RELATION, reply, (tp, fp, fn), utility at FP 0.15 / FN 1, accuracy, format)
+PAIR_TABLE = [
+    pytest.param(INHIBITOR, False, T + "\\boxed{E}", (1, 0, 0), 1.0, 1.0, 1.0, id="right"),
+    pytest.param(INHIBITOR, False, T + "\\boxed{A}", (0, 1, 1), -1.15, 0.0, 1.0, id="wrong-type"),
+    pytest.param(SUBSTRATE, False, T + "\\boxed{E}", (1, 0, 1), 0.0, 1.0, 1.0, id="multi-label-one-of-two"),
+    pytest.param(SUBSTRATE, False, T + "\\boxed{A}", (0, 1, 2), -2.15, 0.0, 1.0, id="multi-label-wrong"),
+    pytest.param(INHIBITOR, True, T + "\\boxed{N}", (0, 0, 1), -1.0, 0.0, 1.0, id="N-on-a-gold-pair"),
+    pytest.param(NR, True, T + "\\boxed{N}", (0, 0, 0), 0.0, 1.0, 1.0, id="N-on-a-no-relation-pair"),
+    pytest.param(NR, True, T + "\\boxed{E}", (0, 1, 0), -0.15, 0.0, 1.0, id="type-on-a-no-relation-pair"),
+    pytest.param(INHIBITOR, False, T + "E", (0, 0, 1), -1.0, 0.0, 0.0, id="invalid-on-a-gold-pair"),
+    pytest.param(NR, True, "<think>unfinished", (0, 0, 0), 0.0, 0.0, 0.0, id="invalid-on-a-no-relation-pair"),
+]
+
+
+@pytest.mark.parametrize(("gold", "with_nr", "reply", "cells", "utility", "accuracy", "fmt"), PAIR_TABLE)
+def test_pair_utility(gold, with_nr, reply, cells, utility, accuracy, fmt) -> None:
+    score = score_reply(reply, None, gold, with_no_relation=with_nr)
+    assert (score.tp, score.fp, score.fn) == cells
+    terms = Reward().terms(score)
+    assert terms == {"accuracy": accuracy, "utility": pytest.approx(utility), "format": fmt}
+    assert Reward().value(score) == pytest.approx(utility + 0.1 * fmt)  # the default: reward utility
+    assert Reward("accuracy").value(score) == pytest.approx(accuracy + 0.1 * fmt)  # the seed recipe's reward
+
+
+def test_a_scoring_error_scores_zero_on_every_term() -> None:
+    score = score_reply(12345, None, INHIBITOR)  # type: ignore[arg-type]
+    assert score.invalid_reason is not None and score.invalid_reason.startswith("scoring_error")
+    assert Reward().terms(score) == {"accuracy": 0.0, "utility": 0.0, "format": 0.0}
+    broken = score_extraction(12345, None, GOLD)  # type: ignore[arg-type]
+    assert Reward().terms(broken) == {"accuracy": 0.0, "utility": 0.0, "format": 0.0}
+
+
+def test_the_costs_and_weights_are_the_reward_s() -> None:
+    wrong = score_reply(T + "\\boxed{A}", None, INHIBITOR)
+    assert Reward(costs=Costs(0.5, 2.0)).terms(wrong)["utility"] == -2.5
+    weights = Weights(accuracy=0.5, utility=2.0, format=1.0)
+    assert Reward("accuracy", Costs(0.5, 2.0), weights).value(wrong) == 0.5 * 0 + 2.0 * -2.5 + 1.0 * 1
+
+
+# An abstract's gold: T1-T2 INHIBITOR and SUBSTRATE, T3-T4 SUBSTRATE (chemicals T1, T3; genes T2, T4).
+GOLD = ExtractionGold(
+    frozenset({"T1", "T3"}),
+    frozenset({"T2", "T4"}),
+    frozenset({("T1", "T2", "INHIBITOR"), ("T1", "T2", "SUBSTRATE"), ("T3", "T4", "SUBSTRATE")}),
+)
+EMPTY = ExtractionGold(frozenset({"T1"}), frozenset({"T2"}), frozenset())
+ALL = ("T1 | T2 | INHIBITOR", "T1 | T2 | SUBSTRATE", "T3 | T4 | SUBSTRATE")
+
+
+def block(*lines: str) -> str:
+    return T + "<relations>\n" + "\n".join(lines) + "\n</relations>"
+
+
+# (gold, reply, (tp, fp, fn, unknown_id, wrong_type), utility at FP 0.15 / FN 1)
+EXTRACTION_TABLE = [
+    pytest.param(GOLD, block(*ALL), (3, 0, 0, 0, 0), 3.0, id="all-gold"),
+    pytest.param(GOLD, block(ALL[0]), (1, 0, 2, 0, 0), -1.0, id="one-of-three"),
+    pytest.param(GOLD, block(ALL[0], "T3 | T2 | AGONIST"), (1, 1, 2, 0, 0), -1.15, id="one-right-one-wrong"),
+    pytest.param(GOLD, block(*ALL, "T9 | T2 | INHIBITOR"), (3, 0, 0, 1, 0), 2.85, id="unknown-id-is-a-FP"),
+    pytest.param(GOLD, block(*ALL, "T2 | T4 | INHIBITOR"), (3, 0, 0, 0, 1), 2.85, id="wrong-type-is-a-FP"),
+    pytest.param(GOLD, block("none"), (0, 0, 3, 0, 0), -3.0, id="none-on-three"),
+    pytest.param(GOLD, T + "nothing", (0, 0, 3, 0, 0), -3.0, id="no-block"),
+    pytest.param(EMPTY, block("none"), (0, 0, 0, 0, 0), 0.0, id="empty-gold-none"),
+    pytest.param(EMPTY, block("T1 | T2 | AGONIST"), (0, 1, 0, 0, 0), -0.15, id="empty-gold-one-line"),
+]
+
+
+@pytest.mark.parametrize(("gold", "reply", "counts", "utility"), EXTRACTION_TABLE)
+def test_extraction_utility(gold, reply, counts, utility) -> None:
+    score = score_extraction(reply, None, gold)
+    assert (score.tp, score.fp, score.fn, score.unknown_id, score.wrong_type) == counts
+    assert Reward().terms(score)["utility"] == pytest.approx(utility)
+    assert Reward().value(score) == pytest.approx(utility + 0.1 * score.format)
+
+
+def test_every_false_positive_costs_the_same_wherever_it_occurs() -> None:
+    """Unlike the per-document F1 (the accuracy term), one spurious line costs fp_cost on an empty abstract and on
+    a dense one alike."""
+    extra = "T3 | T2 | AGONIST"
+    dense = [score_extraction(block(*ALL, *more), None, GOLD) for more in ((), (extra,))]
+    empty = [score_extraction(block(*lines), None, EMPTY) for lines in (("none",), ("T1 | T2 | AGONIST",))]
+    for reward, drop_dense, drop_empty in (("utility", 0.15, 0.15), ("accuracy", 1 - 6 / 7, 1.0)):
+        r = Reward(reward)
+        assert r.value(dense[0]) - r.value(dense[1]) == pytest.approx(drop_dense)
+        assert r.value(empty[0]) - r.value(empty[1]) == pytest.approx(drop_empty)
+
+
+def test_the_record_and_its_line() -> None:
+    assert Reward().record() == {
+        "kind": "utility",
+        "fp_cost": 0.15,
+        "fn_cost": 1.0,
+        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
+        "threshold": 0.15 / 2.15,
+    }
+    assert Reward().describe() == (
+        "utility (TP 1, FP -0.15, FN -1; states a relation when p > 0.070), weights accuracy 0, utility 1, format 0.1"
+    )
+    assert Reward("accuracy").describe() == "accuracy, weights accuracy 1, utility 0, format 0.1"
+    mixed = Reward("accuracy", Costs(0.3, 2.0), Weights(accuracy=1.0, utility=0.5, format=0.0))
+    line = "accuracy (TP 1, FP -0.3, FN -2; states a relation when p > 0.091), weights accuracy 1, utility 0.5, "
+    line += "format 0"
+    assert describe(mixed.record()) == mixed.describe() == line
