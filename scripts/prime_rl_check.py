@@ -537,11 +537,23 @@ def configure(
     taskset fields (pure)."""
     import copy
 
+    from drugprot.core.rewards import REWARD_NAMES, weight_knob
+
+    weight_knobs = {weight_knob(name) for name in REWARD_NAMES}
     config = copy.deepcopy(resolved)
     envs = [source["env"] for source in config["train"]["source"]] if "train" in config else [config["env"]]
+    overrides = taskset or {}
     for env in envs:
-        env["taskset"].update(taskset or {})
-        env["taskset"]["data_path"] = data
+        fields = env["taskset"]
+        if overrides.keys() & {"reward", *weight_knobs}:
+            # a resolved config states every weight twice (the knobs and task.rewards, folded from them): drop the
+            # folded copy so validation folds the new values, and with a new reward its preset's weights
+            fields.get("task", {}).pop("rewards", None)
+            if "reward" in overrides:
+                for knob in weight_knobs - overrides.keys():
+                    fields.pop(knob, None)
+        fields.update(overrides)
+        fields["data_path"] = data
         env["agent"]["harness"] = {"id": harness}
     if "model" in config:
         config["model"]["name"] = tokenizer

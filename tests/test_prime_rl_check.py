@@ -152,6 +152,35 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
     assert served == {"env": got["train"]["source"][0]["env"], "serve": {}}
 
 
+@pytest.mark.parametrize(
+    ("overrides", "weights"),
+    [
+        ({"format_weight": 0.2}, {"accuracy": 0.0, "utility": 1.0, "format": 0.2}),
+        ({"reward": "accuracy"}, {"accuracy": 1.0, "utility": 0.0, "format": 0.1}),
+        ({"reward": "accuracy", "format_weight": 0.2}, {"accuracy": 1.0, "utility": 0.0, "format": 0.2}),
+        ({}, {"accuracy": 0.0, "utility": 1.0, "format": 0.1}),
+    ],
+)
+def test_configure_sets_weights_on_a_resolved_taskset(overrides: dict[str, Any], weights: dict[str, float]) -> None:
+    """A resolved config (as `rl --dry-run` writes it) states every weight twice, as knobs and folded into
+    task.rewards: a new weight or reward must not conflict with the folded copy (it did: "format_weight = 0.2 and
+    task.rewards.format.weight = 0.1 both set the weight"), and validation folds the new values."""
+    from drugprot.envs.taskset import DrugprotConfig
+
+    from .conftest import FIXTURE_JSONL
+
+    fields = {"id": "drugprot", "data_path": str(FIXTURE_JSONL)}
+    resolved = DrugprotConfig.model_validate(fields).model_dump(mode="json")
+    assert {name: entry["weight"] for name, entry in resolved["task"]["rewards"].items()} == {
+        "accuracy": 0.0, "utility": 1.0, "format": 0.1,
+    }  # fmt: skip
+    env = {"taskset": resolved, "agent": {"harness": {"id": "null"}}}
+    knobs = {"tokenizer": "tok", "base_url": "u", "data": str(FIXTURE_JSONL), "harness": "drugprot"}
+    taskset = check.configure({"env": env}, **knobs, taskset=overrides)["env"]["taskset"]
+    validated = DrugprotConfig.model_validate(taskset)
+    assert {name: entry.weight for name, entry in validated.task.rewards.items()} == weights
+
+
 def test_byte_tokenizer_is_one_token_per_byte_with_a_chat_template(tmp_path: Path) -> None:
     # transformers is in the locked workspace env (the 0.4.0 stage runs this); the 0.3.1 venv does not install it
     AutoTokenizer = pytest.importorskip("transformers", reason="the 0.3.1 test venv has no transformers").AutoTokenizer
