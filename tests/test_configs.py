@@ -456,7 +456,7 @@ def test_config_values(path: Path) -> None:
 # mode evaluates 300 abstracts (negatives must be 0 there).
 SHUFFLED = {"shuffle": True, "seed": 0}
 RECIPE_TRAIN = {"id": "drugprot", "split": "train", "mode": "pair", "negatives": "all", "reward": "utility",
-                "fp_cost": 0.15, "fn_cost": 1.0, **SHUFFLED}  # fmt: skip
+                **SHUFFLED}  # fmt: skip
 RECIPE_EVAL = {"id": "drugprot", "split": "validation", "mode": "pair", "negatives": "all", "num_tasks": 2000,
                **SHUFFLED}  # fmt: skip
 TASKSETS = {
@@ -778,12 +778,16 @@ def test_official_eval_toml_dry_run(tmp_path: Path) -> None:
 
 
 def test_recipe_costs_are_the_package_defaults() -> None:
-    """The default recipe writes its utility costs out; they stay the package's defaults, whose derivation the
-    package README gives (change both, or neither)."""
+    """The default recipe trains on the utility at the package's default costs (one source of truth, with their
+    derivation in drugprot.core.rewards): no config sets them, and the taskset resolves to them."""
     from drugprot.core.rewards import Costs
 
+    for path in RUN_CONFIGS:
+        for _, label, source in sources(load_run(path)):
+            assert {"fp_cost", "fn_cost"}.isdisjoint(source["env"]["taskset"]), (path, label)
     train = get(load_run(ROOT / BASE), "orchestrator.train.source")[0]["env"]["taskset"]
-    assert (train["reward"], train["fp_cost"], train["fn_cost"]) == ("utility", Costs().fp, Costs().fn)
+    fields = DrugprotConfig.model_validate({**train, "data_path": str(FIXTURE_JSONL)})
+    assert (fields.reward, fields.fp_cost, fields.fn_cost) == ("utility", Costs().fp, Costs().fn)
 
 
 def test_every_eval_is_in_a_fixed_setting_whatever_the_train_source() -> None:
