@@ -23,6 +23,7 @@ from drugprot.core.errors import DrugprotDataError
 from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import PROMPT_VERSION
 from drugprot.core.questions import load_questions, validate_source
+from drugprot.core.rewards import Reward
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_ID
 from drugprot.tools.serve import OpenAIServer, Reply, ResponderError
@@ -47,6 +48,15 @@ SHAPES = {
 }
 
 
+def shape_utility(name: str, gold_types: int) -> float:
+    """The utility (default costs: TP 1, FP -0.15, FN -1) of a reply shape on a pair with ``gold_types`` types:
+    one right type names one of them (the rest are false negatives), a wrong one is a false positive and misses
+    them all, no answer misses them all."""
+    if SHAPES[name][0] == 1.0:
+        return 1.0 - (gold_types - 1)
+    return -0.15 - gold_types if name == "wrong" else -float(gold_types)
+
+
 @pytest.fixture(scope="module")
 def questions() -> list[Any]:
     return load_questions(TaskOptions(split="train", data_path=str(FIXTURE_JSONL)))
@@ -59,6 +69,7 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
     assert len(questions) == 27
     assert set(fixture_run.shapes.values()) == set(SHAPES)  # every shape goes through the real CLI
     expected = {key: (name, *SHAPES[name]) for key, name in fixture_run.shapes.items()}
+    types = {q.key: len(q.labels) for q in questions}
     run_dir, requests = fixture_run.run_dir, fixture_run.requests
 
     assert len(requests) == 27
@@ -75,9 +86,14 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
     for key, (name, acc, fmt) in expected.items():
         r = by_key[key]
         assert r.ok, (key, name, r.errors)
-        assert (r.rewards["accuracy"], r.rewards["format"]) == (acc, fmt), (key, name)
-        assert r.weights == {"accuracy": 1.0, "format": 0.1}
-        assert r.reward == pytest.approx(acc + 0.1 * fmt), (key, name)
+        utility = shape_utility(name, types[key])
+        assert (r.rewards["accuracy"], r.rewards["utility"], r.rewards["format"]) == (
+            acc,
+            pytest.approx(utility),
+            fmt,
+        ), (key, name)
+        assert r.weights == {"accuracy": 0.0, "utility": 1.0, "format": 0.1}  # the default: reward utility
+        assert r.reward == pytest.approx(utility + 0.1 * fmt), (key, name)
         invalid = name in ("no-think", "unterminated", "no-box")
         assert (r.info["drugprot"]["letter"] is None) is invalid, (key, name)
         assert r.info["drugprot"]["versions"] == {  # what made the rollout, recorded by the real CLI run
@@ -85,6 +101,7 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
             "prompt": PROMPT_VERSION,
             "scorer": SCORER_VERSION,
             "data": {"source": "file", "revision": None},
+            "reward": Reward().record(),
         }
     assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 19.0
     assert sum(r.rewards["format"] for r in results) == sum(e[2] for e in expected.values()) == 22.0
@@ -190,7 +207,11 @@ def test_faults_retries_and_timeouts(harness: str, questions: list[Any], tmp_pat
     retried = traces[flaky.key]
     assert (retried["ok"], retried["stop_condition"], retried["errors"]) == (True, "agent_completed", [])
     assert [(c.get("error") or {}).get("type") for c in retried["calls"]] == ["ProviderError", None]
-    assert {k: v["score"] for k, v in retried["rewards"].items()} == {"accuracy": 1.0, "format": 1.0}
+    assert {k: v["score"] for k, v in retried["rewards"].items()} == {
+        "accuracy": 1.0,
+        "utility": 1.0 - (len(flaky.labels) - 1),  # one of its gold types named
+        "format": 1.0,
+    }
 
     failed = traces[bad.key]
     assert (failed["ok"], failed["stop_condition"]) == (False, "provider_error" if V04 else "error")
@@ -203,7 +224,11 @@ def test_faults_retries_and_timeouts(harness: str, questions: list[Any], tmp_pat
         if V04:
             stop = (timed_out["ok"], timed_out["is_timeout"], timed_out["stop_condition"])
             assert stop == (True, True, "agent_timeout")
-            assert {k: v["score"] for k, v in timed_out["rewards"].items()} == {"accuracy": 0.0, "format": 0.0}
+            assert {k: v["score"] for k, v in timed_out["rewards"].items()} == {
+                "accuracy": 0.0,
+                "utility": -float(len(slow.labels)),  # no answer: every gold type a false negative
+                "format": 0.0,
+            }
         else:
             assert (timed_out["ok"], timed_out["stop_condition"]) == (False, "error")
             assert [(e["type"], e["message"]) for e in timed_out["errors"]] == [

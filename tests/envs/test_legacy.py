@@ -27,10 +27,11 @@ from drugprot.core import labels, prompts, scoring
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
+from drugprot.core.rewards import Reward
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
-from tests.core.test_parsing import CASES, GOLD, NR_CASES
+from tests.core.test_parsing import CASES, GOLD, NR_CASES, T
 from tests.envs.traces import make_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,8 +75,10 @@ ROW0_INFO = {
 }
 LABEL_NAMES = {label.letter: label.name for label in labels.RELATION_LABELS}
 FILE_VERSIONS = {"env": drugprot.__version__, "prompt": prompts.PROMPT_VERSION, "scorer": scoring.SCORER_VERSION,
-                 "data": {"source": "file", "revision": None}}  # fmt: skip
-"""The ``versions`` record of a run over a local data file (``drugprot.core.versions``)."""
+                 "data": {"source": "file", "revision": None}, "reward": Reward().record()}  # fmt: skip
+"""The ``versions`` record of a run over a local data file (``drugprot.core.versions``), default reward."""
+SEED_VERSIONS = FILE_VERSIONS | {"reward": Reward("accuracy").record()}
+"""The same with the seed recipe's reward (``reward: accuracy``)."""
 LABEL_OF = {"A": "INDIRECT-DOWNREGULATOR", "B": "INDIRECT-UPREGULATOR", "E": "INHIBITOR", "K": "SUBSTRATE",
             "L": "SUBSTRATE_PRODUCT-OF", "M": "PART-OF", None: None}  # fmt: skip
 
@@ -335,11 +338,13 @@ def test_bad_data_fails_at_load(tmp_path: Path) -> None:
 def test_rubric_functions_and_weights() -> None:
     env = load_environment(data_path=str(FIXTURE_JSONL))
     ours = env.rubric.rubrics[0]
-    assert [f.__name__ for f in ours.funcs] == ["accuracy", "format", "answered"]
-    assert ours.weights == [1.0, 0.1, 0.0]
+    assert [f.__name__ for f in ours.funcs] == ["accuracy", "utility", "format", "answered"]
+    assert ours.weights == [0.0, 1.0, 0.1, 0.0]  # the default reward: utility + 0.1 x format
     assert all(w == 0.0 for r in env.rubric.rubrics[1:] for w in r.weights)  # the monitor adds no reward
     custom = load_environment(data_path=str(FIXTURE_JSONL), accuracy_weight=0.7, format_weight=0.3)
-    assert custom.rubric.rubrics[0].weights == [0.7, 0.3, 0.0]
+    assert custom.rubric.rubrics[0].weights == [0.7, 1.0, 0.3, 0.0]
+    seed = load_environment(data_path=str(FIXTURE_JSONL), reward="accuracy")
+    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.1, 0.0]
 
 
 def _message(content: str | None, reasoning: str | None) -> Any:
@@ -404,14 +409,48 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
 
     record = {"letter": letter, "label": LABEL_OF[letter], "invalid_reason": invalid, "format_reason": fmt_reason,
               "versions": FILE_VERSIONS}  # fmt: skip
-    assert output["reward"] == trace.reward == accuracy * 1.0 + fmt * 0.1
-    assert (output["accuracy"], output["format"], output["answered"]) == (
-        trace.rewards["accuracy"].score, trace.rewards["format"].score, trace.metrics["answered"]
-    ) == (accuracy, fmt, float(letter is not None))  # fmt: skip
+    # GOLD has two types: one named is 1 TP + 1 FN (0), a wrong one 1 FP + 2 FN (-2.15), none 2 FN (-2)
+    utility = 0.0 if accuracy else -2.15 if letter is not None else -2.0
+    assert output["reward"] == trace.reward == pytest.approx(utility + fmt * 0.1)  # the default reward
+    assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
+        trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
+        trace.metrics["answered"]
+    ) == (accuracy, pytest.approx(utility), fmt, float(letter is not None))  # fmt: skip
     assert output["metrics"]["accuracy"] == accuracy and output["metrics"]["format"] == fmt
     assert output["info"]["drugprot"] == trace.info["drugprot"] == record  # the key the report reads
     # The legacy client rejects a reply with neither content nor reasoning; the rollout still scores 0.
     assert (output.get("error") is not None) == (content is None and reasoning is None)
+
+
+@legacy_only
+@pytest.mark.parametrize(
+    ("knobs", "rewards"),
+    [
+        ({"reward": "accuracy"}, [1.1, 0.1, 0.0]),
+        ({"reward": "utility"}, [0.1, -2.15 + 0.1, -2.0]),
+        ({"fp_cost": 0.5, "fn_cost": 2.0}, [-1.0 + 0.1, -4.5 + 0.1, -4.0]),
+        ({"reward": "accuracy", "utility_weight": 0.5}, [1.1, -1.075 + 0.1, -1.0]),
+    ],
+    ids=["accuracy", "utility", "costs", "accuracy-plus-half-utility"],
+)
+def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any], rewards: list[float]) -> None:
+    """A right, a wrong and an unanswered reply to the two-type pair (GOLD): the v0 rubric and the v1 task give the
+    same reward and the same three terms, for each reward knob setting."""
+    env = load_environment(split="train", data_path=str(FIXTURE_JSONL), **knobs)
+    row = env.get_eval_dataset()[0]
+    (task,) = [t for t in v1_tasks(split="train", data_path=str(FIXTURE_JSONL), **knobs) if t.key == row["info"]["key"]]
+    got = []
+    for content in (f"{T}\\boxed{{E}}", f"{T}\\boxed{{A}}", f"{T}E"):
+        output = asyncio.run(env.run_rollout(row, _scripted_client(content, None), "scripted-model", {}))
+        trace = make_trace(task, content, None)
+        asyncio.run(task.score(trace))
+        assert output["reward"] == pytest.approx(trace.reward)
+        assert [output[name] for name in ("accuracy", "utility", "format")] == [
+            trace.rewards[name].score for name in ("accuracy", "utility", "format")
+        ]
+        assert output["info"]["drugprot"] == trace.info["drugprot"]
+        got.append(round(trace.reward, 9))
+    assert got == [round(r, 9) for r in rewards]
 
 
 @pytest.fixture(scope="module")
@@ -429,7 +468,8 @@ def test_no_relation_option(env_with_negatives: Any, content: str, letter: str, 
     output = asyncio.run(env_with_negatives.run_rollout(row, _scripted_client(content, None), "scripted-model", {}))
     assert env_with_negatives.parser.parse_answer([{"role": "assistant", "content": content}]) == letter
     assert (output["info"]["drugprot"]["letter"], output["accuracy"], output["format"]) == (letter, accuracy, fmt)
-    assert output["reward"] == accuracy * 1.0 + fmt * 0.1
+    utility = -0.15 if letter not in (None, "N") else 0.0  # a type on a no-relation pair is a false positive
+    assert (output["utility"], output["reward"]) == (utility, pytest.approx(utility + fmt * 0.1))
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -451,7 +491,8 @@ E2E_REPLIES = [
 def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
     """``vf-eval drugprot -m trinity-mini -a '{...}' -s`` (legacy) on the fixture, the alias resolved from a
     ``configs/endpoints.toml`` pointing at a local server; every rollout's rewards and prediction record are read
-    back from ``results.jsonl``. Two rollouts per task get different replies: the records are per rollout."""
+    back from ``results.jsonl``. Two rollouts per task get different replies: the records are per rollout. The
+    run pins the seed recipe's reward (``reward: accuracy``); the utility term is recorded at weight 0."""
     from drugprot.tools.serve import OpenAIServer, Reply, last_user_text
     from tests.e2e import read_legacy_results, run_legacy_vf_eval, write_endpoints_toml
 
@@ -465,7 +506,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
             letter = {"gold": gold, "wrong": wrong, None: None}[which]
             pair.append(Reply(content, reasoning_content=reasoning))
             record = {"letter": letter, "label": LABEL_NAMES.get(letter), "invalid_reason": invalid,
-                      "format_reason": fmt_reason, "versions": FILE_VERSIONS}  # fmt: skip
+                      "format_reason": fmt_reason, "versions": SEED_VERSIONS}  # fmt: skip
             expected[(q.key, content)] = (acc, fmt, record, reasoning)
         by_prompt[q.prompt] = pair
     served: collections.Counter[str] = collections.Counter()
@@ -481,7 +522,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
         write_endpoints_toml(tmp_path, "trinity-mini", alias["model"], server.base_url)
         run_dir = run_legacy_vf_eval(
             "drugprot", "trinity-mini", tmp_path, tmp_path / "outputs", n=27, rollouts=2, timeout=900,
-            env_args={"split": "train", "data_path": str(FIXTURE_JSONL)},
+            env_args={"split": "train", "data_path": str(FIXTURE_JSONL), "reward": "accuracy"},
         )  # fmt: skip
         requests = server.chat_requests
 
@@ -502,6 +543,9 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
         assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
             acc * 1.0 + fmt * 0.1, acc, fmt, float(record["letter"] is not None)
         )  # fmt: skip
+        gold_labels = next(q.labels for q in questions if q.key == row["info"]["key"])
+        scored = scoring.score_reply(reply["content"], reasoning, gold_labels)
+        assert row["utility"] == pytest.approx(Reward().terms(scored)["utility"])
         assert row["metrics"]["accuracy"] == acc and row["metrics"]["format"] == fmt
         assert row["info"]["drugprot"] == record
         assert row.get("error") is None

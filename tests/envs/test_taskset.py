@@ -368,3 +368,18 @@ def test_the_default_config_validates_offline_without_a_cache(monkeypatch: pytes
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert DrugprotConfig(id="drugprot").data_path is None
+
+
+@pytest.mark.parametrize(
+    ("labels", "with_nr", "passes"),
+    [
+        (["INHIBITOR"], False, True),  # the first gold letter: utility 1
+        (["INHIBITOR", "SUBSTRATE"], False, True),  # one of two types: 1 TP, 1 FN, the most one letter earns
+        (["NO-RELATION"], True, True),  # N on a no-relation pair: no cell, utility 0
+        (["NO-RELATION"], False, False),  # no N option: the gold letter is not an answer
+    ],
+)
+async def test_validate_checks_every_term_of_the_gold_reply(labels: list[str], with_nr: bool, passes: bool) -> None:
+    """``Task.validate`` (``vf-validate``'s gold check): the first gold letter scores accuracy 1, format 1, one true
+    positive (none for N) and no false positive."""
+    assert await make_task(labels, with_no_relation=with_nr).validate(None) is passes  # type: ignore[arg-type]

@@ -99,11 +99,13 @@ def test_validate_passes_on_the_fixture_without_a_prime_login(tmp_path: Path) ->
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(row["name"] for row in rows) == FIXTURE_KEYS  # one row per task, named by the task key
     assert {(row["valid"], row["reason"], row["gold"]["reason"]) for row in rows} == {(True, "valid", "valid")}
-    if verifiers_version() >= (0, 4):  # the untouched task: no reply, so no accuracy and no format reward
+    if verifiers_version() >= (0, 4):  # the untouched task: no reply, so no accuracy and no format reward, and
+        # under the default utility reward every gold type a false negative (-1 each; the fixture's pairs have 1 or 2)
         assert {json.dumps(row["noop"]["rewards"], sort_keys=True) for row in rows} == {
-            '{"accuracy": 0.0, "format": 0.0}'
+            '{"accuracy": 0.0, "format": 0.0, "utility": -1.0}',
+            '{"accuracy": 0.0, "format": 0.0, "utility": -2.0}',
         }
-        assert {row["noop"]["reward"] for row in rows} == {0.0}
+        assert {row["noop"]["reward"] for row in rows} == {-1.0, -2.0}
 
 
 def test_without_the_subprocess_runtime_it_asks_for_a_prime_login(tmp_path: Path) -> None:

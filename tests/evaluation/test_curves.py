@@ -208,7 +208,9 @@ def test_the_curves_of_a_prime_rl_metrics_file(tmp_path: Path) -> None:
     assert run.curves[(*train, "completion tokens")] == [(0, 750.0), (1, 500.0), (2, 350.0), (3, 300.0)]
     evals = ("eval/drugprot-validation", "agent")
     assert run.curves[(*evals, "accuracy")] == [(0, 0.25), (2, 0.75)]
-    assert set(run.curves) == {(*train, s.name) for s in curves.SERIES} | {(*evals, s.name) for s in curves.SERIES}
+    # a run made before the reward knob logs no rewards/utility: every other curve, and no utility one
+    logged = [s.name for s in curves.SERIES if s.name != "utility"]
+    assert set(run.curves) == {(*train, name) for name in logged} | {(*evals, name) for name in logged}
 
 
 def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -> None:
@@ -297,7 +299,7 @@ def test_a_trainer_only_file_reads_and_says_it_has_no_rl_curves(
         log_metrics(lines, {**metrics, "step": 0}, 0, T0)
     (tmp_path / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
     assert cli_main(["curves", str(tmp_path)]) == 0
-    assert "no reward, accuracy, format, answered or completion-length metrics" in capsys.readouterr().out
+    assert "no reward, accuracy, utility, format, answered or completion-length metrics" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------------ CLI, plots
@@ -377,3 +379,28 @@ def test_a_long_curve_is_drawn_faint_under_its_trailing_mean(tmp_path: Path) -> 
     assert list(raw.get_ydata()) == [float(s % 2) for s in range(40)] and raw.get_alpha() == 0.25
     assert mean.get_label() == "[1] run (mean of 5)"
     assert list(mean.get_ydata())[:6] == [0.0, 0.5, 1 / 3, 0.5, 0.4, 0.6]
+
+
+def test_the_utility_reward_is_a_curve_drawn_with_the_reward(tmp_path: Path) -> None:
+    """A run with the ``reward`` knob logs ``rewards/utility/mean``: it is read, tabled and drawn in the reward
+    panels next to the total reward."""
+    lines: list[str] = []
+    for step, (utility, accuracy) in enumerate(((-0.4, 0.3), (0.2, 0.5))):
+        agent = "train/agg/effective/agent"
+        metrics = {f"{agent}/reward/mean": utility + 0.1, f"{agent}/rewards/utility/mean": utility,
+                   f"{agent}/rewards/accuracy/mean": accuracy}  # fmt: skip
+        log_metrics(lines, metrics, step, T0)
+    run_dir = tmp_path / "utility-run"
+    run_dir.mkdir()
+    (run_dir / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
+    run = curves.read_metrics(run_dir)
+    assert run.curves[("train/agg", "agent", "utility")] == [(0, -0.4), (1, 0.2)]
+    assert [row["curve"] for row in curves.summary(run)] == ["train reward", "train accuracy", "train utility"]
+    assert [(row["last"], row["best"], row["best_step"]) for row in curves.summary(run)][2] == (0.2, 0.2, 1)
+    pytest.importorskip("matplotlib")
+    fig = curves.curves_figure([run])
+    assert fig.axes[0].get_title() == "train reward / utility"
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == [
+        "[1] utility-run train reward",
+        "[1] utility-run train utility",
+    ]

@@ -11,13 +11,14 @@ The keys read here are the orchestrator's episode metrics (``src/prime_rl/orches
 ``TrainMetrics.to_wandb`` / ``EvalMetrics.to_wandb``)::
 
     train/agg/effective/<agent>/reward/mean                  all training envs pooled, the shipped batch
-    train/agg/effective/<agent>/rewards/<reward fn>/mean     drugprot: accuracy, format
+    train/agg/effective/<agent>/rewards/<reward fn>/mean     drugprot: accuracy, utility, format
     train/agg/effective/<agent>/metrics/<metric>/mean        drugprot: answered
     train/agg/effective/<agent>/num_output_tokens/mean       completion length in tokens
     eval/<eval env>/effective/<agent>/...                    the same per eval environment (e.g. drugprot-validation)
 
 ``<agent>`` is the env's agent field name, ``agent`` for drugprot's single-agent env (verifiers a60a606
 ``AgentInfo.name``). A line that is not a JSON object with a whole ``step`` is skipped and counted, never fatal.
+Runs made before the ``reward`` knob log no ``rewards/utility``: their utility curve is simply absent.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Series:
 SERIES: tuple[Series, ...] = (
     Series("reward", "reward/mean", True),
     Series("accuracy", "rewards/accuracy/mean", True),
+    Series("utility", "rewards/utility/mean", True),
     Series("format", "rewards/format/mean", True),
     Series("answered", "metrics/answered/mean", True),
     Series("completion tokens", "num_output_tokens/mean", False),
@@ -220,7 +222,7 @@ def format_table(metrics: RunMetrics) -> str:
     rows = summary(metrics)
     if not rows:
         out.append(
-            "  no reward, accuracy, format, answered or completion-length metrics (train/agg/effective/... or "
+            "  no reward, accuracy, utility, format, answered or completion-length metrics (train/agg/effective/... or "
             "eval/<env>/effective/...): not an RL run, or the orchestrator logged no step yet"
         )
         return "\n".join(out)
@@ -238,12 +240,12 @@ def format_table(metrics: RunMetrics) -> str:
 
 # (panel title, scope filter: "train" or "eval", series names drawn in it)
 PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("train reward", "train", ("reward",)),
+    ("train reward / utility", "train", ("reward", "utility")),
     ("train accuracy", "train", ("accuracy",)),
     ("train format / answered", "train", ("format", "answered")),
     ("train completion length (tokens)", "train", ("completion tokens",)),
     ("eval accuracy", "eval", ("accuracy",)),
-    ("eval reward", "eval", ("reward",)),
+    ("eval reward / utility", "eval", ("reward", "utility")),
 )
 _STYLES = ("-", "--", ":", "-.")
 SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
@@ -266,8 +268,8 @@ def trailing_mean(values: Sequence[float], window: int) -> list[float]:
 
 
 def curves_figure(runs: Sequence[RunMetrics]) -> Any:
-    """Six panels against step (train reward, accuracy, format/answered, completion length; eval accuracy and
-    reward per eval environment), one colour per run."""
+    """Six panels against step (train reward and utility, accuracy, format/answered, completion length; eval
+    accuracy, and reward and utility per eval environment), one colour per run."""
     plt = pyplot_agg()
     from matplotlib.ticker import MaxNLocator
 
