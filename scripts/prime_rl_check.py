@@ -373,6 +373,54 @@ class GroupRun:
     wall_s: float
 
 
+# What the rollouts command uses of prime-rl, name -> module, at the pinned commit. prime-rl renames and moves
+# these between commits (its branch feat/weight-broadcast-refactor removes InferencePool), so they are imported
+# up front, before any server starts, and a missing one is named with what to do.
+PRIME_RL_NAMES = {
+    "OrchestratorConfig": "prime_rl.configs.orchestrator",
+    "build_algorithm": "prime_rl.orchestrator.algo",
+    "TrainEnv": "prime_rl.orchestrator.envs",
+    "GenerationSource": "prime_rl.orchestrator.generation_source",
+    "InferencePool": "prime_rl.utils.client",
+    "cli": "prime_rl.utils.config",
+    "trace_to_samples": "prime_rl.orchestrator.trajectories",
+}
+
+
+class PrimeRLMismatch(RuntimeError):
+    """The installed prime-rl lacks a name this check drives (another commit than the pinned one)."""
+
+
+def import_prime_rl(names: dict[str, str] = PRIME_RL_NAMES) -> dict[str, object]:
+    """Each of ``names`` imported from its module.
+
+    Raises:
+        PrimeRLMismatch: a module does not import or lacks the name; the message lists every one and says
+            which commit the check is written for.
+    """
+    import importlib
+
+    found, missing = {}, []
+    for name, module_name in names.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            missing.append(f"{module_name}.{name} (the module does not import: {exc})")
+            continue
+        if not hasattr(module, name):
+            missing.append(f"{module_name}.{name}")
+            continue
+        found[name] = getattr(module, name)
+    if missing:
+        raise PrimeRLMismatch(
+            "the installed prime-rl lacks what this check drives: " + "; ".join(missing) + ". The check is "
+            "written for the prime-rl commit pinned as PRIME_RL_COMMIT in scripts/validate_prime_rl.sh; "
+            "install that commit, or port PRIME_RL_NAMES and their uses in scripts/prime_rl_check.py to the "
+            "renamed ones."
+        )
+    return found
+
+
 async def run_groups(
     orchestrator_json: Path, env_address: str, env_pid: int, group_size: int, groups: int, script: Script
 ) -> list[GroupRun]:
@@ -380,16 +428,12 @@ async def run_groups(
     first task, then the orchestrator's own scoring steps (GRPO advantages, training samples); checked."""
     import asyncio
 
-    from prime_rl.configs.orchestrator import OrchestratorConfig
-    from prime_rl.orchestrator.algo import build_algorithm
-    from prime_rl.orchestrator.envs import TrainEnv
-    from prime_rl.orchestrator.generation_source import GenerationSource
-    from prime_rl.utils.client import InferencePool
-    from prime_rl.utils.config import cli
-
     from drugprot.core.labels import letter_of, options
 
-    config = cli(OrchestratorConfig, args=["@", str(orchestrator_json)])
+    prime_rl = import_prime_rl()
+    cli, InferencePool, TrainEnv = prime_rl["cli"], prime_rl["InferencePool"], prime_rl["TrainEnv"]
+    build_algorithm, GenerationSource = prime_rl["build_algorithm"], prime_rl["GenerationSource"]
+    config = cli(prime_rl["OrchestratorConfig"], args=["@", str(orchestrator_json)])
     source = config.train.source[0]
     pool = InferencePool(
         config.model.client,
@@ -454,8 +498,7 @@ def _first_sampled(values: list[float], mask: list[bool]) -> float:
 
 
 def _check_group(episodes: list, replies: list[Reply], weights: dict[str, float], env_name: str) -> list[Checked]:
-    from prime_rl.orchestrator.trajectories import trace_to_samples
-
+    trace_to_samples = import_prime_rl({"trace_to_samples": PRIME_RL_NAMES["trace_to_samples"]})["trace_to_samples"]
     checked = []
     for episode in episodes:
         for trace in episode.traces:
@@ -494,11 +537,23 @@ def configure(
     taskset fields (pure)."""
     import copy
 
+    from drugprot.core.rewards import REWARD_NAMES, weight_knob
+
+    weight_knobs = {weight_knob(name) for name in REWARD_NAMES}
     config = copy.deepcopy(resolved)
     envs = [source["env"] for source in config["train"]["source"]] if "train" in config else [config["env"]]
+    overrides = taskset or {}
     for env in envs:
-        env["taskset"].update(taskset or {})
-        env["taskset"]["data_path"] = data
+        fields = env["taskset"]
+        if overrides.keys() & {"reward", *weight_knobs}:
+            # a resolved config states every weight twice (the knobs and task.rewards, folded from them): drop the
+            # folded copy so validation folds the new values, and with a new reward its preset's weights
+            fields.get("task", {}).pop("rewards", None)
+            if "reward" in overrides:
+                for knob in weight_knobs - overrides.keys():
+                    fields.pop(knob, None)
+        fields.update(overrides)
+        fields["data_path"] = data
         env["agent"]["harness"] = {"id": harness}
     if "model" in config:
         config["model"]["name"] = tokenizer
@@ -555,6 +610,11 @@ def cmd_rollouts(args: argparse.Namespace) -> int:
     import subprocess
     import threading
 
+    try:
+        import_prime_rl()  # before any server starts
+    except PrimeRLMismatch as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     configs, work = Path(args.configs), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     tokenizer = work / "byte-tokenizer"

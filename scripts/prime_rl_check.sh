@@ -5,7 +5,8 @@
 #      with the dependencies PyPI serves, at the versions of prime-rl's uv.lock: no vLLM and none of the
 #      packages prime-rl takes from GitHub (torchtitan, dion, flash-linear-attention, its torchao wheel);
 #      verifiers at the commit prime-rl pins as its deps/verifiers submodule; this repository's drugprot;
-#   2. runs `rl --dry-run` on every config chain (each configs/**/*.toml `# Usage:` line);
+#   2. runs `rl --dry-run` on every config chain (each configs/**/*.toml `# Usage:` line) the documented way:
+#      `UV_PROJECT=<prime-rl checkout> uv run --no-sync rl @ ...` from this repository;
 #   3. per harness: starts prime-rl's `env-server` from the resolved env config of configs/drugprot.toml
 #      with `data_path` set to the sample data, and runs one group of rollouts through prime-rl's
 #      orchestrator `Env` client against a local token-route server (scripts/prime_rl_check.py: POST
@@ -29,7 +30,8 @@
 #   DRUGPROT_DATA      the data the env runs on (default: the package's bundled synthetic sample)
 #   HARNESSES          space-separated harness ids to run (default: "null")
 #   GROUP_SIZE         rollouts in the group (default: the config's group_size)
-#   PRIME_RL_PYTHON    Python 3.12 interpreter or uv version request (default: 3.12)
+#   PRIME_RL_PYTHON    Python 3.12 interpreter path or version request (default: a 3.12 found on this machine
+#                      by scripts/prime_rl_python.sh; never downloaded; none found: the script stops at once)
 # Needs git, uv, and access to PyPI (and to the git sources).
 set -euo pipefail
 
@@ -42,13 +44,16 @@ pydantic_config_src=${PYDANTIC_CONFIG_SRC:-pypi}
 drugprot_pkg=$(cd "${DRUGPROT_PKG:-$repo/environments/drugprot}" && pwd)
 data=$(realpath "${DRUGPROT_DATA:-$drugprot_pkg/drugprot/tools/sample/drugprot_sample.jsonl}")
 harnesses=${HARNESSES:-null}
-python=${PRIME_RL_PYTHON:-3.12}
 work=${1:-$repo/../prime-rl-check}
 shift $(($# > 0 ? 1 : 0))
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 prime_rl=$work/prime-rl
 venv=$work/venv
+# shellcheck source=scripts/prime_rl_python.sh
+source "$repo/scripts/prime_rl_python.sh"
+python=""
+[ -x "$venv/bin/python" ] || python=$(prime_rl_python)  # before any clone or install: fail at once
 helper=$repo/scripts/prime_rl_check.py
 
 step() { printf '\n== %s\n' "$*"; }
@@ -82,7 +87,7 @@ done
 cutoff=$(git -C "$prime_rl" log -1 --format=%cI HEAD)
 
 step "install into WORK/venv (PyPI files uploaded before $cutoff)"
-[ -x "$venv/bin/python" ] || uv venv -q -p "$python" "$venv"
+[ -x "$venv/bin/python" ] || UV_PYTHON_DOWNLOADS=never uv venv -q -p "$python" "$venv"
 uv pip install -q -p "$venv/bin/python" "packaging>=24"
 (cd "$prime_rl" && uv export --frozen --no-hashes --no-dev --no-emit-workspace --package prime-rl \
     --no-header --no-annotate) >"$work/uv-export.txt"
@@ -104,20 +109,22 @@ dry=$work/dry-run
 rm -rf "$dry"
 cd "$repo"
 while IFS= read -r usage; do
-    read -r -a words <<<"${usage#\# Usage: uv run rl }"
+    read -r -a words <<<"${usage#\# Usage: uv run --no-sync rl }"
     name=$(basename "${words[-1]}" .toml)
     extra=()
     [[ "${words[-1]}" == */slurm.toml ]] && extra=(--slurm.project-dir "$prime_rl")
-    printf 'rl %s --dry-run ... ' "${words[*]}"
-    if "$venv/bin/rl" "${words[@]}" "${extra[@]}" --dry-run --output-dir "$dry" --run.name "$name" \
-        >"$work/dry-run-$name.log" 2>&1; then
+    printf 'uv run --no-sync rl %s --dry-run ... ' "${words[*]}"
+    # the documented command (configs/README.md, "Commands"): from this repository, UV_PROJECT naming prime-rl's
+    # checkout, `uv run --no-sync`; UV_PROJECT_ENVIRONMENT names this install's venv (outside the checkout)
+    if UV_PROJECT="$prime_rl" UV_PROJECT_ENVIRONMENT="$venv" uv run --no-sync rl "${words[@]}" "${extra[@]}" \
+        --dry-run --output-dir "$dry" --run.name "$name" >"$work/dry-run-$name.log" 2>&1; then
         echo "ok: $(cd "$dry/$name" && find . -type f -printf '%P\n' | sort | tr '\n' ' ')"
     else
         echo "FAILED (log: WORK/dry-run-$name.log)"
         tail -20 "$work/dry-run-$name.log"
         exit 1
     fi
-done < <(grep -h '^# Usage: uv run rl @ ' configs/drugprot.toml configs/rl/*.toml)
+done < <(grep -h '^# Usage: uv run --no-sync rl @ ' configs/drugprot.toml configs/rl/*.toml)
 
 # -- 3. env-server + prime-rl's orchestrator Env client -------------------------------------------------------
 step "rollouts: harnesses $harnesses, data $(basename "$data")"

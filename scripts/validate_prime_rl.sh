@@ -11,7 +11,8 @@
 # Environment:
 #   PRIME_RL_DIR          prime-rl checkout (default: ../prime-rl beside this repository). Cloned at the
 #                         pinned commit when missing; an existing checkout must already be at that commit.
-#   PRIME_RL_PYTHON       Python 3.12 interpreter or version request for uv (default: 3.12).
+#   PRIME_RL_PYTHON       Python 3.12 interpreter path or version request (default: a 3.12 found on this machine
+#                         by scripts/prime_rl_python.sh; never downloaded; none found: the script stops at once).
 #   PRIME_RL_VENV         venv to create/use (default: $PRIME_RL_DIR/.venv-configs).
 #   PRIME_RL_PYPI_FALLBACK=1  install renderers / prime-pydantic-config from PyPI (prime-rl-configs' floors)
 #                         when their submodule cannot be checked out (e.g. no access to GitHub).
@@ -24,7 +25,10 @@ PRIME_RL_URL=https://github.com/PrimeIntellect-ai/prime-rl.git
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prime_rl=${PRIME_RL_DIR:-$repo/../prime-rl}
 venv=${PRIME_RL_VENV:-$prime_rl/.venv-configs}
-python=${PRIME_RL_PYTHON:-3.12}
+# shellcheck source=scripts/prime_rl_python.sh
+source "$repo/scripts/prime_rl_python.sh"
+python=""
+[ -x "$venv/bin/python" ] || python=$(prime_rl_python)  # before any clone or install: fail at once
 
 if [ ! -e "$prime_rl" ]; then
     git clone "$PRIME_RL_URL" "$prime_rl"
@@ -59,7 +63,7 @@ for sub in verifiers renderers pydantic-config; do
     fi
 done
 
-[ -x "$venv/bin/python" ] || uv venv -q -p "$python" "$venv"
+[ -x "$venv/bin/python" ] || UV_PYTHON_DOWNLOADS=never uv venv -q -p "$python" "$venv"
 uv pip install -q -p "$venv/bin/python" "${sources[@]}" -e "$repo/environments/drugprot" \
     "pytest>=8" "pytest-asyncio>=0.23"
 

@@ -3,7 +3,7 @@ own validation lets through silently (each one checked against its ``RLConfig`` 
 ``vf-eval`` ones (the model aliases of ``endpoints.toml``, ``eval/*.toml``) and the README's main-job commands
 resolve to Prime Inference's Trinity-Mini and drugprot's pinned seat (dry runs of the real CLIs).
 
-Every RL config names how it is launched on a ``# Usage: uv run rl @ a.toml @ b.toml`` line; the tests
+Every RL config names how it is launched on a ``# Usage: uv run --no-sync rl @ a.toml @ b.toml`` line; the tests
 merge that chain the way prime-rl's ``@`` files merge (tables deep-merged, everything else replaced) and
 check the result. The ``prime-rl`` tests at the bottom run only where ``prime_rl.configs`` imports
 (``scripts/validate_prime_rl.sh`` sets that up); in CI they skip.
@@ -36,6 +36,8 @@ README = CONFIGS / "README.md"
 VALIDATE_SCRIPT = ROOT / "scripts" / "validate_prime_rl.sh"
 BASE = "configs/drugprot.toml"
 EXTRACTION = "configs/rl/extraction.toml"
+SEED = "configs/rl/seed.toml"
+SLURM = "configs/rl/slurm.toml"
 HAS_LEGACY = importlib.util.find_spec("verifiers.legacy") is not None
 legacy_only = pytest.mark.skipif(not HAS_LEGACY, reason="verifiers >= 0.4 has no legacy (v0) stack")
 EVAL_EXTRACTION = CONFIGS / "eval" / "extraction.toml"
@@ -54,10 +56,12 @@ prompt_lengths = _load_script("prompt_lengths")
 
 PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 
-# Longest system + user prompt of the train-split tasks on the real 350-abstract sample
-# (`scripts/prompt_lengths.py --data-path drugprot-train350.jsonl`; 1,730 tasks, pair 23371303:T47:T62).
-REAL_SAMPLE_MAX_PROMPT_CHARS = 5717
-REAL_SAMPLE_MAX_PROMPT_BYTES = 5731
+# Longest system + user prompt of the train-split tasks on the real 350-abstract sample with every same-sentence
+# candidate (`scripts/prompt_lengths.py --data-path drugprot-train350.jsonl --negatives all`; 6,049 tasks, pair
+# 23371303:T31:T56): the default recipe's setting, and the longest of pair mode's (positive pairs only:
+# 5,717 characters, 5,731 bytes, 1,730 tasks; the N option lengthens the system prompt).
+REAL_SAMPLE_MAX_PROMPT_CHARS = 5833
+REAL_SAMPLE_MAX_PROMPT_BYTES = 5846
 # The same in extraction mode (`... --mode extraction`; 350 tasks, one per abstract, PMID 23371303), and its
 # gold answers: the longest answer block (PMID 23598363, 33 relations) and the most relations of one abstract
 # (PMID 12085361). configs/rl/extraction.toml sizes its lengths from these.
@@ -132,12 +136,12 @@ RUN_IDS = [str(p.relative_to(ROOT)) for p in RUN_CONFIGS]
 
 
 def usage_chain(path: Path) -> list[str]:
-    """The config files of the file's ``# Usage: uv run rl @ a.toml @ b.toml`` line, in order."""
+    """The config files of the file's ``# Usage: uv run --no-sync rl @ a.toml @ b.toml`` line, in order."""
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.startswith("# Usage: ")]
-    assert len(lines) == 1, f"{path}: needs exactly one '# Usage: uv run rl @ ...' line"
+    assert len(lines) == 1, f"{path}: needs exactly one '# Usage: uv run --no-sync rl @ ...' line"
     words = shlex.split(lines[0].removeprefix("# Usage: "))
-    assert words[:3] == ["uv", "run", "rl"], lines[0]
-    args = words[3:]
+    assert words[:4] == ["uv", "run", "--no-sync", "rl"], lines[0]  # the one documented way (configs/README.md)
+    args = words[4:]
     assert len(args) % 2 == 0 and args[::2] == ["@"] * (len(args) // 2), lines[0]
     return args[1::2]
 
@@ -344,7 +348,7 @@ def test_every_toml_in_configs_parses() -> None:
 
 
 def test_run_configs_are_the_documented_ones() -> None:
-    assert RUN_IDS == [BASE, EXTRACTION, "configs/rl/node8.toml", "configs/rl/slurm.toml", "configs/rl/smoke.toml"]
+    assert RUN_IDS == [BASE, EXTRACTION, "configs/rl/node8.toml", SEED, SLURM, "configs/rl/smoke.toml"]
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -378,6 +382,9 @@ RECIPE = {
     "seq_len": 10240,
     "inference.vllm.max_model_len": 10240,
     "ckpt.interval": 50,
+    "ckpt.keep_last": 1,
+    "ckpt.keep_interval": None,
+    "orchestrator.max_off_policy_steps": 2,
     "trainer.model.lora.rank": 16,
     "trainer.model.lora.alpha": 64.0,
     "trainer.model.lora.dropout": 0.0,
@@ -389,8 +396,8 @@ RECIPE = {
     "orchestrator.group_size": 8,
     "orchestrator.train.sampling.temperature": 0.7,
     "orchestrator.train.sampling.max_completion_tokens": 2048,
-    "orchestrator.eval.interval": 25,
-    "orchestrator.eval.group_size": 2,
+    "orchestrator.eval.interval": 50,
+    "orchestrator.eval.group_size": 1,
     "orchestrator.eval.sampling.temperature": 0.7,
     "orchestrator.eval.sampling.max_completion_tokens": 2048,
     "orchestrator.renderer.name": "default",
@@ -414,7 +421,9 @@ VARIANTS = {
         "deployment.num_train_gpus": 4,
         "trainer.model.ep": 4,
     },
-    "configs/rl/slurm.toml": {
+    SEED: {"orchestrator.eval.interval": 25, "orchestrator.eval.group_size": 2},
+    SLURM: {
+        "orchestrator.batch_size": 512,
         "deployment.type": "multi_node",
         "deployment.num_train_nodes": 1,
         "deployment.num_infer_nodes": 1,
@@ -441,23 +450,45 @@ def test_config_values(path: Path) -> None:
     assert {key: get(config, key) for key in expected} == expected
 
 
-# The taskset fields each run sets beyond the base's: extraction mode on both sources (negatives must be 0).
-MODE_FIELDS = {EXTRACTION: {"mode": "extraction", "negatives": 0}}
+# Each run's train and eval tasksets. The default recipe trains in pair mode on every same-sentence candidate with
+# the metric-aligned utility at the package's default costs, and evaluates 2,000 validation pairs in the official
+# setting; the seed overlay restores positive pairs, the accuracy reward and the seed's 100-pair eval; extraction
+# mode evaluates 300 abstracts (negatives must be 0 there).
+SHUFFLED = {"shuffle": True, "seed": 0}
+RECIPE_TRAIN = {"id": "drugprot", "split": "train", "mode": "pair", "negatives": "all", "reward": "utility",
+                **SHUFFLED}  # fmt: skip
+RECIPE_EVAL = {"id": "drugprot", "split": "validation", "mode": "pair", "negatives": "all", "num_tasks": 2000,
+               **SHUFFLED}  # fmt: skip
+TASKSETS = {
+    SEED: (
+        {"id": "drugprot", "split": "train", "mode": "pair", "negatives": 0, "reward": "accuracy", **SHUFFLED},
+        {
+            "id": "drugprot",
+            "split": "validation",
+            "mode": "pair",
+            "negatives": 0,
+            "reward": "accuracy",
+            "num_tasks": 100,
+            **SHUFFLED,
+        },
+    ),  # fmt: skip
+    EXTRACTION: (
+        {"id": "drugprot", "split": "train", "mode": "extraction", "negatives": 0, "reward": "utility", **SHUFFLED},
+        {"id": "drugprot", "split": "validation", "mode": "extraction", "negatives": 0, "num_tasks": 300, **SHUFFLED},
+    ),  # fmt: skip
+}
+
+
+def tasksets_of(rel: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    return TASKSETS.get(rel, (RECIPE_TRAIN, RECIPE_EVAL))
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
 def test_env_sources(path: Path) -> None:
     config = load_run(path)
-    mode_fields = MODE_FIELDS.get(str(path.relative_to(ROOT)), {})
+    train, evaluation = tasksets_of(str(path.relative_to(ROOT)))
     tasksets = [(kind, source["name"], source["env"]["taskset"]) for kind, _, source in sources(config)]
-    assert tasksets == [
-        ("train", "drugprot", {"id": "drugprot", "split": "train", "shuffle": True, "seed": 0, **mode_fields}),
-        (
-            "eval",
-            "drugprot-validation",
-            {"id": "drugprot", "split": "validation", "num_tasks": 100, "shuffle": True, "seed": 0, **mode_fields},
-        ),
-    ]
+    assert tasksets == [("train", "drugprot", train), ("eval", "drugprot-validation", evaluation)]
     agents = [source["env"]["agent"] for _, _, source in sources(config)]
     assert agents == [{"harness": {"id": "drugprot"}, "runtime": {"type": "subprocess"}}] * 2
 
@@ -473,8 +504,12 @@ def test_lora_targets_are_prime_rl_defaults_present_in_afmoe(path: Path) -> None
 
 
 FIXTURE_PMIDS = sorted(json.loads(line)["pmid"] for line in FIXTURE_JSONL.read_text(encoding="utf-8").splitlines())
-# What each mode makes of the fixture: tasks, the longest prompt's task key, its characters and UTF-8 bytes.
-FIXTURE_PROMPTS = {"pair": (27, "90000002:T3:T4", 2445, 2445), "extraction": (9, "90000002", 2866, 2866)}
+# What each (mode, negatives) makes of the fixture: tasks, the longest prompt's task key, its characters and bytes.
+FIXTURE_PROMPTS = {
+    ("pair", "all"): (42, "90000002:T1:T2", 2536, 2536),  # shuffled: the first of the longest (T3:T4 ties)
+    ("pair", 0): (27, "90000002:T3:T4", 2445, 2445),
+    ("extraction", 0): (9, "90000002", 2866, 2866),
+}
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -486,7 +521,7 @@ def test_tasksets_accept_the_fields_and_build(path: Path) -> None:
         assert fields.mode == mode, label
         taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
         m = prompt_lengths.measure(taskset)
-        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == FIXTURE_PROMPTS[mode], label
+        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == FIXTURE_PROMPTS[mode, fields.negatives], label
         assert min(seq_lens(config).values()) >= m.required_seq_len(completion_tokens(config))
         if mode == "extraction":  # one task per abstract, keyed by its PMID (shuffled)
             assert sorted(task.key for task in taskset) == FIXTURE_PMIDS, label
@@ -532,7 +567,7 @@ def test_base_config_quotes_its_seq_len_arithmetic() -> None:
     comment = " ".join(line.removeprefix("# ") for line in lines if line.startswith("# "))
     size, overhead, seq_len = REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_lengths.TEMPLATE_OVERHEAD_TOKENS, config["seq_len"]
     assert (
-        f"sample: {size:,} UTF-8 bytes -> at most {size:,} + {overhead} (chat template) tokens at <= 1 token per "
+        f"prompt): {size:,} UTF-8 bytes -> at most {size:,} + {overhead} (chat template) tokens at <= 1 token per "
         f"byte, + {completion:,} completion tokens = {prompt_token_bound() + completion:,}. {seq_len:,} leaves room"
     ) in comment
     assert seq_len >= prompt_token_bound() + completion
@@ -613,8 +648,22 @@ def test_readme_quotes_the_measured_numbers() -> None:
     )
     for n in extraction:
         assert f"{n:,}" in text, n
-    assert "uv run rl @ configs/drugprot.toml @ configs/rl/extraction.toml" in text
+    assert "uv run --no-sync rl @ configs/drugprot.toml @ configs/rl/extraction.toml" in text
     assert "--mode extraction --max-completion-tokens 4096" in text
+
+
+# The one way to launch a run, from this repository (configs/README.md, "Commands"); scripts/prime_rl_check.sh
+# dry-runs every config's `# Usage:` line exactly so where prime-rl is installed.
+RL_COMMAND = "uv run --no-sync rl @ configs/drugprot.toml"
+
+
+def test_both_readmes_launch_rl_the_same_way() -> None:
+    top, configs = ROOT_README.read_text(encoding="utf-8"), README.read_text(encoding="utf-8")
+    assert f"`UV_PROJECT=../prime-rl {RL_COMMAND}`" in top
+    assert "export UV_PROJECT=../prime-rl\n" in configs
+    assert f"{RL_COMMAND} --run.name trinity-drugprot " in configs
+    docs = [top, configs, *(p.read_text(encoding="utf-8") for p in RUN_CONFIGS)]
+    assert not [text for text in docs if re.search(r"uv run rl\b", text)]  # no second way
 
 
 # The 8-GPU split under extraction mode, as configs/rl/extraction.toml's header gives it.
@@ -622,7 +671,7 @@ NODE8_EXTRACTION = [BASE, "configs/rl/node8.toml", EXTRACTION]
 
 
 def test_extraction_on_the_8_gpu_node() -> None:
-    command = "uv run rl " + " ".join(f"@ {rel}" for rel in NODE8_EXTRACTION)
+    command = "uv run --no-sync rl " + " ".join(f"@ {rel}" for rel in NODE8_EXTRACTION)
     assert f"#   {command}\n" in (ROOT / EXTRACTION).read_text(encoding="utf-8")
     config = merge_chain(NODE8_EXTRACTION)
     assert problems(config, prompt_token_bound("extraction")) == []
@@ -640,7 +689,7 @@ def test_extraction_eval_toml_matches_the_rl_eval() -> None:
     assert (eval_toml["sampling"]["temperature"], eval_toml["sampling"]["max_tokens"]) == (0.7, 4096)
     assert (rl_sampling["temperature"], rl_sampling["max_completion_tokens"]) == (0.7, 4096)
     fields = DrugprotConfig.model_validate(eval_toml["env"]["taskset"])
-    assert (fields.mode, fields.negatives, fields.split, fields.num_tasks) == ("extraction", 0, "validation", 100)
+    assert (fields.mode, fields.negatives, fields.split, fields.num_tasks) == ("extraction", 0, "validation", 300)
     taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
     assert sorted(task.key for task in taskset) == FIXTURE_PMIDS  # shuffled: one task per abstract
 
@@ -660,9 +709,7 @@ def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    # verifiers 0.3.1 and 0.4.0 write configs/resolved/eval.json; prime-rl's pinned a60a606, configs/eval.json
-    (resolved,) = [*out.glob("*/configs/resolved/eval.json"), *out.glob("*/configs/eval.json")]
-    config = json.loads(resolved.read_text(encoding="utf-8"))
+    config = resolved_eval(out)
     taskset = config["env"]["taskset"]
     assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (
         "arcee/trinity-mini",
@@ -677,13 +724,79 @@ def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
         "split": "validation",
         "mode": "extraction",
         "negatives": 0,
-        "num_tasks": 100,
+        "num_tasks": 300,
         "shuffle": True,
         "seed": 0,
         "data_path": None,
     }
     agent = config["env"]["agent"]
     assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
+
+
+OFFICIAL_EVAL = CONFIGS / "eval" / "official.toml"
+
+
+def test_official_eval_toml_is_the_whole_split_in_the_official_setting() -> None:
+    """configs/eval/official.toml: every same-sentence candidate pair of the whole validation split (no num_tasks),
+    sampled as in training, so its official micro-F1 is comparable with BioCreative VII's setting."""
+    config = tomllib.loads(OFFICIAL_EVAL.read_text(encoding="utf-8"))
+    assert config["env"]["taskset"] == {"id": "drugprot", "split": "validation", "mode": "pair", "negatives": "all"}
+    assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"], config["num_rollouts"]) == (
+        0.7,
+        2048,
+        1,
+    )
+    fields = DrugprotConfig.model_validate(config["env"]["taskset"])
+    assert (fields.num_tasks, fields.negatives) == (None, "all")
+    taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
+    assert prompt_lengths.measure(taskset).tasks == FIXTURE_PROMPTS["pair", "all"][0]  # every candidate pair
+
+
+def test_official_eval_toml_dry_run(tmp_path: Path) -> None:
+    """``vf-eval @ configs/eval/official.toml --dry-run`` (``eval @ ...`` on 0.3.x) selects no limit."""
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists():
+        pytest.skip(f"no {script.name} script next to {sys.executable}")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(script), "@", str(OFFICIAL_EVAL), "--dry-run", "-o", str(out)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    config = resolved_eval(out)
+    taskset = config["env"]["taskset"]
+    assert (config["model"], config["client"]["base_url"], config["num_rollouts"]) == (
+        "trinity-mini",
+        "http://localhost:8000/v1",
+        1,
+    )
+    assert {k: taskset[k] for k in ("split", "mode", "negatives", "num_tasks", "data_path")} == {
+        "split": "validation", "mode": "pair", "negatives": "all", "num_tasks": None, "data_path": None,
+    }  # fmt: skip
+    limit = config.get("num_tasks") if HAS_LEGACY else config["select"]["limit"]
+    assert limit in (None, -1)
+
+
+def test_recipe_costs_are_the_package_defaults() -> None:
+    """The default recipe trains on the utility at the package's default costs (one source of truth, with their
+    derivation in drugprot.core.rewards): no config sets them, and the taskset resolves to them."""
+    from drugprot.core.rewards import Costs
+
+    for path in RUN_CONFIGS:
+        for _, label, source in sources(load_run(path)):
+            assert {"fp_cost", "fn_cost"}.isdisjoint(source["env"]["taskset"]), (path, label)
+    train = get(load_run(ROOT / BASE), "orchestrator.train.source")[0]["env"]["taskset"]
+    fields = DrugprotConfig.model_validate({**train, "data_path": str(FIXTURE_JSONL)})
+    assert (fields.reward, fields.fp_cost, fields.fn_cost) == ("utility", Costs().fp, Costs().fn)
+
+
+def test_every_eval_is_in_a_fixed_setting_whatever_the_train_source() -> None:
+    """The default recipe's eval sets no reward knob: its official micro-F1 does not depend on the reward trained
+    with, so runs of different recipes compare on it."""
+    for path in RUN_CONFIGS:
+        evaluation = get(load_run(path), "orchestrator.eval.source")[0]["env"]["taskset"]
+        if str(path.relative_to(ROOT)) != SEED:
+            assert {"reward", "fp_cost", "fn_cost"}.isdisjoint(evaluation), path
 
 
 # Each silent pitfall: a change to the base config, and the problems our check reports for it.
@@ -733,8 +846,8 @@ PITFALLS = {
     "seq_len_below_prompt_plus_completion": (
         _short_seq_len,
         [  # the shared seq_len reaches both components
-            "trainer.model.seq_len 4096 < 5859 prompt + 2048 completion tokens",
-            "orchestrator.seq_len 4096 < 5859 prompt + 2048 completion tokens",
+            "trainer.model.seq_len 4096 < 5974 prompt + 2048 completion tokens",
+            "orchestrator.seq_len 4096 < 5974 prompt + 2048 completion tokens",
         ],
     ),
     "max_model_len_below_seq_len": (
@@ -824,6 +937,13 @@ def test_endpoint_registry_loads_in_legacy_vf_eval() -> None:
     }
 
 
+def resolved_eval(out: Path) -> dict[str, Any]:
+    """The resolved config a ``--dry-run`` wrote under ``out``: verifiers 0.3.1 and 0.4.0 write
+    ``configs/resolved/eval.json``, prime-rl's pinned verifiers a60a606 ``configs/eval.json``."""
+    (resolved,) = [*out.glob("*/configs/resolved/eval.json"), *out.glob("*/configs/eval.json")]
+    return json.loads(resolved.read_text(encoding="utf-8"))
+
+
 EXPECTED_EVAL = {
     "trinity-mini.toml": ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY"),
     "local-vllm.toml": ("trinity-mini", "http://localhost:8000/v1", "VLLM_API_KEY"),
@@ -831,8 +951,11 @@ EXPECTED_EVAL = {
 
 
 def test_eval_configs_are_the_documented_ones() -> None:
-    # extraction.toml (extraction mode, 4,096 tokens) is dry-run by test_extraction_eval_toml_dry_run
-    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted([*EXPECTED_EVAL, "extraction.toml"])
+    # extraction.toml (extraction mode, 4,096 tokens) is dry-run by test_extraction_eval_toml_dry_run, official.toml
+    # (the whole validation split) by test_official_eval_toml_dry_run
+    assert sorted(p.name for p in EVAL_CONFIGS.glob("*.toml")) == sorted(
+        [*EXPECTED_EVAL, "extraction.toml", "official.toml"]
+    )
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_EVAL))
@@ -847,8 +970,7 @@ def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (resolved,) = out.glob("*/configs/resolved/eval.json")
-    config = json.loads(resolved.read_text(encoding="utf-8"))
+    config = resolved_eval(out)
     model, base_url, key = EXPECTED_EVAL[name]
     taskset = config["env"]["taskset"]
     assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == (model, base_url, key)
@@ -884,8 +1006,7 @@ def test_readme_v1_command_dry_run(tmp_path: Path) -> None:
     argv = [str(script), *shlex.split(README_V1_COMMAND)[1:], "--dry-run", "-o", str(out)]
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (resolved,) = out.glob("*/configs/resolved/eval.json")
-    config = json.loads(resolved.read_text(encoding="utf-8"))
+    config = resolved_eval(out)
     assert (config["model"], config["client"]["base_url"], config["client"]["api_key_var"]) == PRIME_INFERENCE
     limit = config["num_tasks"] if HAS_LEGACY else config["select"]["limit"]  # 0.3.1: -n is num_tasks
     taskset = config["env"]["taskset"]
@@ -940,7 +1061,8 @@ RESOLVED = {
     BASE: ("single_node", 1, 1, 1, 1, "auto"),
     EXTRACTION: ("single_node", 1, 1, 1, 1, "auto"),
     "configs/rl/node8.toml": ("single_node", 4, 4, 4, 4, 4),
-    "configs/rl/slurm.toml": ("multi_node", None, None, 8, 8, 8),
+    SEED: ("single_node", 1, 1, 1, 1, "auto"),
+    SLURM: ("multi_node", None, None, 8, 8, 8),
     "configs/rl/smoke.toml": ("single_node", 1, 1, 1, 1, "auto"),
 }
 
@@ -995,17 +1117,14 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
         assert (source.env.agent.harness.id, source.env.agent.runtime.type) == ("drugprot", "subprocess")
     [train] = cfg.orchestrator.train.source
     [evaluation] = cfg.orchestrator.eval.source
-    assert (train.env.taskset.split, evaluation.env.taskset.split, evaluation.env.taskset.num_tasks) == (
-        "train",
-        "validation",
-        100,
-    )
-    mode = "extraction" if rel == EXTRACTION else "pair"
-    assert [(s.env.taskset.mode, s.env.taskset.negatives) for s in (train, evaluation)] == [(mode, 0)] * 2
+    for source, expected in zip((train, evaluation), tasksets_of(rel), strict=True):
+        assert {key: getattr(source.env.taskset, key) for key in expected} == expected
     tokens = {"configs/rl/smoke.toml": 1024, EXTRACTION: 4096}.get(rel, 2048)
     assert (train.sampling.temperature, train.sampling.max_completion_tokens) == (0.7, tokens)
     s = evaluation.sampling
     assert (s.temperature, s.max_completion_tokens, s.top_p, s.top_k, s.min_p) == (0.7, tokens, 1.0, -1, 0.0)
+    assert (cfg.trainer.ckpt.interval, cfg.trainer.ckpt.keep_last, cfg.trainer.ckpt.keep_interval) == (50, 1, None)
+    assert (cfg.orchestrator.ckpt.keep_last, cfg.orchestrator.max_off_policy_steps) == (1, 2)
 
 
 def test_prime_rl_resolves_extraction_on_the_8_gpu_node(rl_config: Any) -> None:

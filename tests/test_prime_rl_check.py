@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
+import subprocess
 import sys
 import threading
 import urllib.request
@@ -149,6 +152,35 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
     assert served == {"env": got["train"]["source"][0]["env"], "serve": {}}
 
 
+@pytest.mark.parametrize(
+    ("overrides", "weights"),
+    [
+        ({"format_weight": 0.2}, {"accuracy": 0.0, "utility": 1.0, "format": 0.2}),
+        ({"reward": "accuracy"}, {"accuracy": 1.0, "utility": 0.0, "format": 0.1}),
+        ({"reward": "accuracy", "format_weight": 0.2}, {"accuracy": 1.0, "utility": 0.0, "format": 0.2}),
+        ({}, {"accuracy": 0.0, "utility": 1.0, "format": 0.1}),
+    ],
+)
+def test_configure_sets_weights_on_a_resolved_taskset(overrides: dict[str, Any], weights: dict[str, float]) -> None:
+    """A resolved config (as `rl --dry-run` writes it) states every weight twice, as knobs and folded into
+    task.rewards: a new weight or reward must not conflict with the folded copy (it did: "format_weight = 0.2 and
+    task.rewards.format.weight = 0.1 both set the weight"), and validation folds the new values."""
+    from drugprot.envs.taskset import DrugprotConfig
+
+    from .conftest import FIXTURE_JSONL
+
+    fields = {"id": "drugprot", "data_path": str(FIXTURE_JSONL)}
+    resolved = DrugprotConfig.model_validate(fields).model_dump(mode="json")
+    assert {name: entry["weight"] for name, entry in resolved["task"]["rewards"].items()} == {
+        "accuracy": 0.0, "utility": 1.0, "format": 0.1,
+    }  # fmt: skip
+    env = {"taskset": resolved, "agent": {"harness": {"id": "null"}}}
+    knobs = {"tokenizer": "tok", "base_url": "u", "data": str(FIXTURE_JSONL), "harness": "drugprot"}
+    taskset = check.configure({"env": env}, **knobs, taskset=overrides)["env"]["taskset"]
+    validated = DrugprotConfig.model_validate(taskset)
+    assert {name: entry.weight for name, entry in validated.task.rewards.items()} == weights
+
+
 def test_byte_tokenizer_is_one_token_per_byte_with_a_chat_template(tmp_path: Path) -> None:
     # transformers is in the locked workspace env (the 0.4.0 stage runs this); the 0.3.1 venv does not install it
     AutoTokenizer = pytest.importorskip("transformers", reason="the 0.3.1 test venv has no transformers").AutoTokenizer
@@ -212,3 +244,108 @@ def test_rollouts_run_with_a_non_default_weight_unless_told_otherwise() -> None:
     fields = dict(check._field(item) for item in check.DEFAULT_TASKSET)
     assert fields == {"format_weight": 0.2}
     assert fields["format_weight"] != DEFAULT_WEIGHTS.format
+
+
+def test_prime_rl_names_are_imported_up_front_and_a_missing_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prime-rl without ``InferencePool`` (its branch feat/weight-broadcast-refactor removes it) fails before any
+    server starts, naming every missing name and the pin; the others resolve to the modules' objects."""
+    import types
+
+    client = types.ModuleType("fake_prime_rl_client")
+    config = types.ModuleType("fake_prime_rl_config")
+    config.cli = print
+    monkeypatch.setitem(sys.modules, "fake_prime_rl_client", client)
+    monkeypatch.setitem(sys.modules, "fake_prime_rl_config", config)
+    assert check.import_prime_rl({"cli": "fake_prime_rl_config"}) == {"cli": print}
+    names = {"cli": "fake_prime_rl_config", "InferencePool": "fake_prime_rl_client", "TrainEnv": "fake_prime_rl_gone"}
+    with pytest.raises(check.PrimeRLMismatch) as caught:
+        check.import_prime_rl(names)
+    message = str(caught.value)
+    assert message.startswith(
+        "the installed prime-rl lacks what this check drives: fake_prime_rl_client.InferencePool; "
+        "fake_prime_rl_gone.TrainEnv (the module does not import: No module named 'fake_prime_rl_gone'). "
+    )
+    assert "PRIME_RL_COMMIT in scripts/validate_prime_rl.sh" in message
+
+
+def test_the_rollouts_command_stops_before_any_server_when_prime_rl_lacks_a_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Here prime-rl is not installed at all: exit 2 with the message, nothing written to the work directory."""
+    if importlib.util.find_spec("prime_rl") is not None:
+        pytest.skip("prime-rl is installed here")
+    work = tmp_path / "work"
+    argv = ["rollouts", "--configs", str(tmp_path), "--work", str(work), "--data", str(tmp_path / "x.jsonl")]
+    assert check.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the installed prime-rl lacks what this check drives: prime_rl.configs.orchestrator")
+    assert not work.exists()
+
+
+PYTHON_FINDER = ROOT / "scripts" / "prime_rl_python.sh"
+
+
+def _find_python(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    script = f"source {PYTHON_FINDER}; prime_rl_python"
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+
+
+def _fake_python(path: Path, version: str) -> Path:
+    path.write_text(f"#!/bin/sh\necho {version}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_python_finder_takes_a_python_3_12_named_by_the_knob(tmp_path: Path) -> None:
+    fake = _fake_python(tmp_path / "python3.12", "3.12")
+    proc = _find_python({**os.environ, "PRIME_RL_PYTHON": str(fake)})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{fake}\n", "")
+
+
+def test_python_finder_rejects_another_version_named_by_the_knob(tmp_path: Path) -> None:
+    fake = _fake_python(tmp_path / "python3.11", "3.11")
+    proc = _find_python({**os.environ, "PRIME_RL_PYTHON": str(fake)})
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.splitlines()[0] == (
+        f"error: PRIME_RL_PYTHON={fake}: {fake} is not a Python 3.12 interpreter (it is 3.11)."
+    )
+
+
+def _uv_binary() -> Path:
+    """uv's executable itself (behind a pyenv shim, the version pyenv selects), so the test runs the real uv."""
+    found = shutil.which("uv")
+    if found is None:
+        pytest.skip("no uv on PATH")
+    path = Path(found).resolve()
+    if path.read_bytes()[:2] == b"#!":  # a shim script
+        proc = subprocess.run(["pyenv", "which", "uv"], capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            pytest.skip(f"uv on PATH is a script that is not a pyenv shim: {path}")
+        path = Path(proc.stdout.strip()).resolve()
+    return path
+
+
+def test_python_finder_fails_at_once_naming_the_knob_where_no_3_12_is_installed(tmp_path: Path) -> None:
+    """No Python 3.12 on PATH, none managed by uv, no pyenv: an error naming PRIME_RL_PYTHON, and uv was not
+    allowed to download one (its downloads come from GitHub)."""
+    uv = _uv_binary()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uv").symlink_to(uv)
+    env = {
+        "PATH": f"{bin_dir}:/bin",
+        "HOME": str(tmp_path),
+        "PYENV_ROOT": str(tmp_path / "no-pyenv"),
+        "UV_PYTHON_INSTALL_DIR": str(tmp_path / "no-uv-pythons"),
+        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+    }
+    if Path("/bin/python3.12").exists():
+        pytest.skip("/bin has a python3.12")
+    proc = _find_python(env)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.splitlines()[:2] == [
+        f"error: no Python 3.12 found for PRIME_RL_PYTHON (uv python find without downloads; pyenv versions under "
+        f"{tmp_path / 'no-pyenv'}).",
+        "       prime-rl needs Python 3.12 (requires-python ~=3.12.0). Set PRIME_RL_PYTHON to a python3.12",
+    ]
+    assert not (tmp_path / "no-uv-pythons").exists()
