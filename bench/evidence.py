@@ -1,8 +1,8 @@
 """Shared pieces of the alignment evidence (``bench.alignment``, ``bench.decision``, ``bench.rl_sim``).
 
-* ``reward_value``: the one place these scripts turn a scored reply into a reward (accuracy or utility term, plus
-  the format term), with the weights of the ``reward`` knob: ``accuracy`` = accuracy 1, utility 0, format 0.1;
-  ``utility`` = accuracy 0, utility 1, format 0.1.
+* ``reward_value``: the one place these scripts turn a scored reply into a reward: the environment's own
+  ``drugprot.core.rewards.Reward`` for the ``reward`` knob value and the costs (its preset weights: ``accuracy`` =
+  accuracy 1, utility 0, format 0.1; ``utility`` = accuracy 0, utility 1, format 0.1).
 * replies rendered exactly as a model would write them (``pair_reply``, ``extraction_reply``), so every reward
   comes from the environment's own scoring path (``drugprot.core.scoring.score_task_reply``);
 * the official micro-F1 of a set of predicted (pmid, chemical, gene, type) rows (``official_f1``);
@@ -26,7 +26,7 @@ from drugprot.core.candidates import candidate_pairs, document_sentences, senten
 from drugprot.core.extraction import answer_block, gold_of
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.metrics import official_pairs, score_relations
-from drugprot.core.rewards import Costs, utility
+from drugprot.core.rewards import Costs, Reward
 from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import ExtractionScore, Score, score_task_reply
 from drugprot.core.sources import load_documents
@@ -35,8 +35,6 @@ from drugprot.evaluation.baselines import CUES, WINDOW, BaselineAnswer, lexical_
 
 REWARDS: Final = ("accuracy", "utility")
 """The two values of the ``reward`` knob the evidence compares: today's (accuracy) and the aligned one (utility)."""
-_WEIGHTS: Final = {"accuracy": (1.0, 0.0, 0.1), "utility": (0.0, 1.0, 0.1)}
-"""(accuracy, utility, format) weights per reward value: issue 21's ``reward`` knob."""
 ACTIONS: Final = (*RELATION_NAMES, NO_RELATION.name)
 """The 14 pair-mode answers, in letter order: the 13 types, then NO-RELATION (index 13)."""
 N_INDEX: Final = len(RELATION_NAMES)
@@ -46,8 +44,7 @@ Row = tuple[str, str, str, str]
 
 def reward_value(score: Score | ExtractionScore, kind: str, costs: Costs) -> float:
     """The reward RL would receive for a scored reply under the ``reward`` knob value ``kind``."""
-    accuracy_w, utility_w, format_w = _WEIGHTS[kind]
-    return accuracy_w * score.accuracy + utility_w * utility(score, costs) + format_w * score.format
+    return Reward(kind, costs).value(score)
 
 
 def pair_reply(label: str) -> str:

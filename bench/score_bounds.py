@@ -51,7 +51,7 @@ LINE_SHAPES: dict[str, Callable[[int], str]] = {
     "distinct valid lines": lambda i: f"T{1 + i % 40} | T{41 + (i // 40) % 40} | {'ABCDEFGHIJKLM'[i % 13]}",
     "distinct unknown ids": lambda i: f"X{i} | Y{i} | E",
     "malformed lines": lambda i: f"T1 T41 E {i}",
-    "wrong-type lines": lambda i: "T41 | T1 | E",
+    "wrong-type lines": lambda i: "T1 | T2 | E",  # two chemicals (a gene-first line is the same relation)
     "lines of separators": lambda i: "|" * 60,
 }
 

@@ -172,9 +172,9 @@ class Reply:
         return {name: terms[name] * weight for name, weight in weights.items()}
 
 
-def replies_for(gold_letters: list[str], letters: str, fp_cost: float = 0.15, fn_cost: float = 1.0) -> list[Reply]:
+def replies_for(gold_letters: list[str], letters: str, fp_cost: float, fn_cost: float) -> list[Reply]:
     """Four replies per task, each with the rewards the DrugProt rules give it (``letters``: the options;
-    ``fp_cost``/``fn_cost``: the utility's costs)."""
+    ``fp_cost``/``fn_cost``: the utility's costs, the taskset's)."""
     right = gold_letters[0]
     wrong = next(letter for letter in letters if letter not in gold_letters)
     think = "<think>The chemical acts on the gene product.</think>"

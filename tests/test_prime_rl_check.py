@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from drugprot.core.labels import letter_of, options
-from drugprot.core.rewards import DEFAULT_WEIGHTS, Reward
+from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_WEIGHTS, Reward
 from drugprot.core.scoring import score_reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,14 +99,14 @@ def test_requirements_leave_out_git_and_url_sources_and_use_local_checkouts(tmp_
 @pytest.mark.parametrize(
     ("labels", "utilities"),
     [
-        (["INHIBITOR"], [1.0, -1.15, -1.0, -1.0]),
-        (["PART-OF"], [1.0, -1.15, -1.0, -1.0]),
-        (["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"], [0.0, -2.15, -2.0, -2.0]),
+        (["INHIBITOR"], [1.0, -1.5, -1.0, -1.0]),
+        (["PART-OF"], [1.0, -1.5, -1.0, -1.0]),
+        (["INDIRECT-DOWNREGULATOR", "INDIRECT-UPREGULATOR"], [0.0, -2.5, -2.0, -2.0]),
     ],
 )
 def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str], utilities: list[float]) -> None:
     letters = "".join(label.letter for label in options())
-    replies = check.replies_for([letter_of(label) for label in labels], letters)
+    replies = check.replies_for([letter_of(label) for label in labels], letters, DEFAULT_FP_COST, DEFAULT_FN_COST)
     assert [(r.kind, r.accuracy, r.format) for r in replies] == [
         ("gold answer", 1.0, 1.0),
         ("wrong answer", 0.0, 1.0),
@@ -123,9 +123,9 @@ def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str], u
         assert Reward().terms(split) == terms, reply.kind
         # the check's expected total is drugprot's reward under the default weights
         assert sum(reply.expected(DEFAULT_WEIGHTS.as_dict()).values()) == pytest.approx(Reward().value(score))
-    costly = check.replies_for([letter_of(label) for label in labels], letters, fp_cost=0.5, fn_cost=2.0)
+    costly = check.replies_for([letter_of(label) for label in labels], letters, fp_cost=0.25, fn_cost=2.0)
     k = len(labels)
-    assert [r.utility for r in costly] == pytest.approx([1 - 2.0 * (k - 1), -0.5 - 2.0 * k, -2.0 * k, -2.0 * k])
+    assert [r.utility for r in costly] == pytest.approx([1 - 2.0 * (k - 1), -0.25 - 2.0 * k, -2.0 * k, -2.0 * k])
 
 
 def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
@@ -207,7 +207,7 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_turn() -> None:
     script = check.Script()
-    replies = check.replies_for(["E"], "ABCDEFGHIJKLM")
+    replies = check.replies_for(["E"], "ABCDEFGHIJKLM", DEFAULT_FP_COST, DEFAULT_FN_COST)
     script.register("user prompt of pair 1", replies)
     script.register("user prompt of pair 2", replies[:1])
     server = check.make_server(script, "tok", 10240)

@@ -96,7 +96,7 @@ def test_task_options_defaults_are_the_table_defaults() -> None:
     # the weight knobs default to unset: the `reward` preset's weights
     assert (defaults["accuracy_weight"], defaults["utility_weight"], defaults["format_weight"]) == (None, None, None)
     assert options.weights == Weights(accuracy=0.0, utility=1.0, format=0.1) == PRESETS["utility"]
-    assert options.make_reward() == Reward("utility", Costs(0.15, 1.0), PRESETS["utility"])
+    assert options.make_reward() == Reward("utility", Costs(0.5, 1.0), PRESETS["utility"])
     assert (options.with_no_relation, options.source) == (False, "hub:OpenMed/drugprot-parquet[validation]")
 
 

@@ -50,21 +50,21 @@ def test_an_unknown_reward_kind_is_a_config_error() -> None:
 
 
 def test_the_threshold_is_fp_over_one_plus_fp_plus_fn() -> None:
-    assert Costs().threshold == 0.15 / 2.15
-    assert round(Costs().threshold, 4) == 0.0698
+    assert Costs().threshold == 0.5 / 2.5
+    assert round(Costs().threshold, 4) == 0.2
     assert Costs(1.0, 1.0).threshold == 1 / 3  # FP and FN cost as much as a TP gains: state it when p > 1/3
     assert Costs(0.0, 5.0).threshold == 0.0
 
 
-# (gold labels, with NO-RELATION, reply, (tp, fp, fn), utility at FP 0.15 / FN 1, accuracy, format)
+# (gold labels, with NO-RELATION, reply, (tp, fp, fn), utility at FP 0.5 / FN 1, accuracy, format)
 PAIR_TABLE = [
     pytest.param(INHIBITOR, False, T + "\\boxed{E}", (1, 0, 0), 1.0, 1.0, 1.0, id="right"),
-    pytest.param(INHIBITOR, False, T + "\\boxed{A}", (0, 1, 1), -1.15, 0.0, 1.0, id="wrong-type"),
+    pytest.param(INHIBITOR, False, T + "\\boxed{A}", (0, 1, 1), -1.5, 0.0, 1.0, id="wrong-type"),
     pytest.param(SUBSTRATE, False, T + "\\boxed{E}", (1, 0, 1), 0.0, 1.0, 1.0, id="multi-label-one-of-two"),
-    pytest.param(SUBSTRATE, False, T + "\\boxed{A}", (0, 1, 2), -2.15, 0.0, 1.0, id="multi-label-wrong"),
+    pytest.param(SUBSTRATE, False, T + "\\boxed{A}", (0, 1, 2), -2.5, 0.0, 1.0, id="multi-label-wrong"),
     pytest.param(INHIBITOR, True, T + "\\boxed{N}", (0, 0, 1), -1.0, 0.0, 1.0, id="N-on-a-gold-pair"),
     pytest.param(NR, True, T + "\\boxed{N}", (0, 0, 0), 0.0, 1.0, 1.0, id="N-on-a-no-relation-pair"),
-    pytest.param(NR, True, T + "\\boxed{E}", (0, 1, 0), -0.15, 0.0, 1.0, id="type-on-a-no-relation-pair"),
+    pytest.param(NR, True, T + "\\boxed{E}", (0, 1, 0), -0.5, 0.0, 1.0, id="type-on-a-no-relation-pair"),
     pytest.param(INHIBITOR, False, T + "E", (0, 0, 1), -1.0, 0.0, 0.0, id="invalid-on-a-gold-pair"),
     pytest.param(NR, True, "<think>unfinished", (0, 0, 0), 0.0, 0.0, 0.0, id="invalid-on-a-no-relation-pair"),
 ]
@@ -109,17 +109,17 @@ def block(*lines: str) -> str:
     return T + "<relations>\n" + "\n".join(lines) + "\n</relations>"
 
 
-# (gold, reply, (tp, fp, fn, unknown_id, wrong_type), utility at FP 0.15 / FN 1)
+# (gold, reply, (tp, fp, fn, unknown_id, wrong_type), utility at FP 0.5 / FN 1)
 EXTRACTION_TABLE = [
     pytest.param(GOLD, block(*ALL), (3, 0, 0, 0, 0), 3.0, id="all-gold"),
     pytest.param(GOLD, block(ALL[0]), (1, 0, 2, 0, 0), -1.0, id="one-of-three"),
-    pytest.param(GOLD, block(ALL[0], "T3 | T2 | AGONIST"), (1, 1, 2, 0, 0), -1.15, id="one-right-one-wrong"),
-    pytest.param(GOLD, block(*ALL, "T9 | T2 | INHIBITOR"), (3, 0, 0, 1, 0), 2.85, id="unknown-id-is-a-FP"),
-    pytest.param(GOLD, block(*ALL, "T2 | T4 | INHIBITOR"), (3, 0, 0, 0, 1), 2.85, id="wrong-type-is-a-FP"),
+    pytest.param(GOLD, block(ALL[0], "T3 | T2 | AGONIST"), (1, 1, 2, 0, 0), -1.5, id="one-right-one-wrong"),
+    pytest.param(GOLD, block(*ALL, "T9 | T2 | INHIBITOR"), (3, 0, 0, 1, 0), 2.5, id="unknown-id-is-a-FP"),
+    pytest.param(GOLD, block(*ALL, "T2 | T4 | INHIBITOR"), (3, 0, 0, 0, 1), 2.5, id="wrong-type-is-a-FP"),
     pytest.param(GOLD, block("none"), (0, 0, 3, 0, 0), -3.0, id="none-on-three"),
     pytest.param(GOLD, T + "nothing", (0, 0, 3, 0, 0), -3.0, id="no-block"),
     pytest.param(EMPTY, block("none"), (0, 0, 0, 0, 0), 0.0, id="empty-gold-none"),
-    pytest.param(EMPTY, block("T1 | T2 | AGONIST"), (0, 1, 0, 0, 0), -0.15, id="empty-gold-one-line"),
+    pytest.param(EMPTY, block("T1 | T2 | AGONIST"), (0, 1, 0, 0, 0), -0.5, id="empty-gold-one-line"),
 ]
 
 
@@ -137,7 +137,7 @@ def test_every_false_positive_costs_the_same_wherever_it_occurs() -> None:
     extra = "T3 | T2 | AGONIST"
     dense = [score_extraction(block(*ALL, *more), None, GOLD) for more in ((), (extra,))]
     empty = [score_extraction(block(*lines), None, EMPTY) for lines in (("none",), ("T1 | T2 | AGONIST",))]
-    for reward, drop_dense, drop_empty in (("utility", 0.15, 0.15), ("accuracy", 1 - 6 / 7, 1.0)):
+    for reward, drop_dense, drop_empty in (("utility", 0.5, 0.5), ("accuracy", 1 - 6 / 7, 1.0)):
         r = Reward(reward)
         assert r.value(dense[0]) - r.value(dense[1]) == pytest.approx(drop_dense)
         assert r.value(empty[0]) - r.value(empty[1]) == pytest.approx(drop_empty)
@@ -146,13 +146,13 @@ def test_every_false_positive_costs_the_same_wherever_it_occurs() -> None:
 def test_the_record_and_its_line() -> None:
     assert Reward().record() == {
         "kind": "utility",
-        "fp_cost": 0.15,
+        "fp_cost": 0.5,
         "fn_cost": 1.0,
         "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
-        "threshold": 0.15 / 2.15,
+        "threshold": 0.5 / 2.5,
     }
     assert Reward().describe() == (
-        "utility (TP 1, FP -0.15, FN -1; states a relation when p > 0.070), weights accuracy 0, utility 1, format 0.1"
+        "utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), weights accuracy 0, utility 1, format 0.1"
     )
     assert Reward("accuracy").describe() == "accuracy, weights accuracy 1, utility 0, format 0.1"
     mixed = Reward("accuracy", Costs(0.3, 2.0), Weights(accuracy=1.0, utility=0.5, format=0.0))

@@ -17,8 +17,8 @@ import pytest
 
 import drugprot
 from drugprot.core import versions
-from drugprot.core.options import TaskOptions
 from drugprot.core.extraction import gold_of
+from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
 from drugprot.core.rewards import Reward
 from drugprot.core.schema import Document, Entity, Relation
@@ -33,8 +33,9 @@ PROMPT_DIGESTS = {"1": "26529b14868a8520ac9c74aeb71a5d5e05a914ebc1090b349d1b3ceb
 SCORER_DIGESTS = {
     "1": "116d406a4d75cd0a84397ef1e095bb3d8cef2ac2ebe5d3c226f9441efb1b1ea3",  # parsing/scoring.py before 081396c
     "2": "8166d17610627e02ad0dbf4e845dbd48b5c96ca6930e9000090ca71085c0540d",
-    # 3: the utility term and the official cells (drugprot.core.rewards); the table pins them from this version on
-    "3": "7650bff858c9e41fbd5683be636712d549997b2678fef308d0046ddc37021c83",
+    # 3: the utility term and the official cells (drugprot.core.rewards, default costs FP 0.5, FN 1), swapped
+    # extraction arguments, Unicode whitespace around a boxed answer, the relations block cap
+    "3": "3d6ffb127179c072159df2a8ad57b3b1b9eb8dcdb35a1df2a44d226332bf1f8f",
 }
 """SCORER_VERSION -> sha256 of ``scored_replies()``."""
 
@@ -198,10 +199,10 @@ def test_the_record(data_path: str | None, revision: str | None, data: dict[str,
     record = versions.record(TaskOptions(data_path=data_path, revision=revision))
     reward = {
         "kind": "utility",
-        "fp_cost": 0.15,
+        "fp_cost": 0.5,
         "fn_cost": 1.0,
         "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
-        "threshold": 0.15 / 2.15,
+        "threshold": 0.5 / 2.5,
     }
     assert record == {
         "env": drugprot.__version__,
@@ -216,7 +217,7 @@ def test_the_record(data_path: str | None, revision: str | None, data: dict[str,
         "scorer": SCORER_VERSION,
         "data_source": data["source"],
         "data_revision": revision,
-        "reward": "utility (TP 1, FP -0.15, FN -1; states a relation when p > 0.070), "
+        "reward": "utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), "
         "weights accuracy 0, utility 1, format 0.1",
     }
     assert versions.from_info({"letter": "E"}) is None  # recorded before versions existed

@@ -49,12 +49,12 @@ SHAPES = {
 
 
 def shape_utility(name: str, gold_types: int) -> float:
-    """The utility (default costs: TP 1, FP -0.15, FN -1) of a reply shape on a pair with ``gold_types`` types:
+    """The utility (default costs: TP 1, FP -0.5, FN -1) of a reply shape on a pair with ``gold_types`` types:
     one right type names one of them (the rest are false negatives), a wrong one is a false positive and misses
     them all, no answer misses them all."""
     if SHAPES[name][0] == 1.0:
         return 1.0 - (gold_types - 1)
-    return -0.15 - gold_types if name == "wrong" else -float(gold_types)
+    return -0.5 - gold_types if name == "wrong" else -float(gold_types)
 
 
 @pytest.fixture(scope="module")

@@ -57,9 +57,9 @@ async def test_v1_task_score(pmid, content, reasoning, accuracy, fmt, counts, re
     weights = {name: reward.weight for name, reward in trace.rewards.items()}
     assert weights == {"accuracy": 0.5, "utility": 0.0, "format": 0.25}
     assert trace.reward == pytest.approx(accuracy * 0.5 + fmt * 0.25)
-    # the utility term is recorded all the same: TP - 0.15 x (FP + unknown-id and wrong-type lines) - FN
+    # the utility term is recorded all the same: TP - 0.5 x (FP + unknown-id and wrong-type lines) - FN
     (tp, fp, fn), (_, unknown_id, wrong_type, _) = counts, rejected
-    assert trace.rewards["utility"].score == pytest.approx(tp - 0.15 * (fp + unknown_id + wrong_type) - fn)
+    assert trace.rewards["utility"].score == pytest.approx(tp - 0.5 * (fp + unknown_id + wrong_type) - fn)
     info = trace.info[INFO_KEY]
     assert (info["mode"], info["tp"], info["fp"], info["fn"], info["format_reason"]) == ("extraction", *counts,
                                                                                            fmt_reason)  # fmt: skip
@@ -103,7 +103,7 @@ def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, co
     trace = make_trace(task, content, reasoning)
     asyncio.run(task.score(trace))
     (tp, fp, fn), (_, unknown_id, wrong_type, _) = counts, rejected
-    utility = tp - 0.15 * (fp + unknown_id + wrong_type) - fn  # the default reward: utility + 0.1 x format
+    utility = tp - 0.5 * (fp + unknown_id + wrong_type) - fn  # the default reward: utility + 0.1 x format
     assert output["reward"] == trace.reward == pytest.approx(utility + 0.1 * fmt)
     assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
         trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,

@@ -111,7 +111,7 @@ def test_weights_are_the_validated_options_weights() -> None:
         "utility": 1.0,
         "format": 0.25,
     }
-    assert config.options().make_reward().costs.threshold == 0.15 / 2.15
+    assert config.options().make_reward().costs.threshold == 0.5 / 2.5
 
 
 def test_an_unknown_reward_is_refused_on_both_stacks() -> None:

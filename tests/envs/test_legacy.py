@@ -410,8 +410,8 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
 
     record = {"letter": letter, "label": LABEL_OF[letter], "invalid_reason": invalid, "format_reason": fmt_reason,
               "versions": FILE_VERSIONS}  # fmt: skip
-    # GOLD has two types: one named is 1 TP + 1 FN (0), a wrong one 1 FP + 2 FN (-2.15), none 2 FN (-2)
-    utility = 0.0 if accuracy else -2.15 if letter is not None else -2.0
+    # GOLD has two types: one named is 1 TP + 1 FN (0), a wrong one 1 FP + 2 FN (-2.5), none 2 FN (-2)
+    utility = 0.0 if accuracy else -2.5 if letter is not None else -2.0
     assert output["reward"] == trace.reward == pytest.approx(utility + fmt * 0.1)  # the default reward
     assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
         trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
@@ -428,7 +428,7 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
     ("knobs", "rewards"),
     [
         ({"reward": "accuracy"}, [1.1, 0.1, 0.0]),
-        ({"reward": "utility"}, [0.1, -2.15 + 0.1, -2.0]),
+        ({"reward": "utility"}, [0.1, -2.5 + 0.1, -2.0]),
         ({"fp_cost": 0.5, "fn_cost": 2.0}, [-1.0 + 0.1, -4.5 + 0.1, -4.0]),
         ({"reward": "accuracy", "utility_weight": 0.5}, [1.1, -1.075 + 0.1, -1.0]),
     ],
@@ -469,7 +469,7 @@ def test_no_relation_option(env_with_negatives: Any, content: str, letter: str, 
     output = asyncio.run(env_with_negatives.run_rollout(row, _scripted_client(content, None), "scripted-model", {}))
     assert env_with_negatives.parser.parse_answer([{"role": "assistant", "content": content}]) == letter
     assert (output["info"]["drugprot"]["letter"], output["accuracy"], output["format"]) == (letter, accuracy, fmt)
-    utility = -0.15 if letter not in (None, "N") else 0.0  # a type on a no-relation pair is a false positive
+    utility = -0.5 if letter not in (None, "N") else 0.0  # a type on a no-relation pair is a false positive
     assert (output["utility"], output["reward"]) == (utility, pytest.approx(utility + fmt * 0.1))
 
 

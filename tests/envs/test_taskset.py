@@ -69,8 +69,8 @@ async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt
     assert trace.rewards["accuracy"].score == accuracy
     assert trace.rewards["format"].score == fmt
     # GOLD is a two-type pair: a right letter leaves one gold type a false negative (utility 1 - 1), a wrong one
-    # or none is a false positive and two false negatives (-0.15 - 2) or two false negatives (-2)
-    utility = {1.0: 0.0, 0.0: -2.15 if letter is not None else -2.0}[accuracy]
+    # or none is a false positive and two false negatives (-0.5 - 2) or two false negatives (-2)
+    utility = {1.0: 0.0, 0.0: -2.5 if letter is not None else -2.0}[accuracy]
     assert trace.rewards["utility"].score == pytest.approx(utility)
     assert {name: reward.weight for name, reward in trace.rewards.items()} == {
         "accuracy": 1.0,
@@ -123,9 +123,9 @@ async def test_weights_come_from_config() -> None:
 @pytest.mark.parametrize(
     ("knobs", "rewards", "total"),
     [
-        ({}, {"accuracy": (0.0, 0.0), "utility": (-1.15, 1.0), "format": (1.0, 0.1)}, -1.05),
-        ({"reward": "utility"}, {"accuracy": (0.0, 0.0), "utility": (-1.15, 1.0), "format": (1.0, 0.1)}, -1.05),
-        ({"reward": "accuracy"}, {"accuracy": (0.0, 1.0), "utility": (-1.15, 0.0), "format": (1.0, 0.1)}, 0.1),
+        ({}, {"accuracy": (0.0, 0.0), "utility": (-1.5, 1.0), "format": (1.0, 0.1)}, -1.4),
+        ({"reward": "utility"}, {"accuracy": (0.0, 0.0), "utility": (-1.5, 1.0), "format": (1.0, 0.1)}, -1.4),
+        ({"reward": "accuracy"}, {"accuracy": (0.0, 1.0), "utility": (-1.5, 0.0), "format": (1.0, 0.1)}, 0.1),
         (
             {"fp_cost": 0.5, "fn_cost": 2.0},
             {"accuracy": (0.0, 0.0), "utility": (-2.5, 1.0), "format": (1.0, 0.1)},
@@ -318,10 +318,10 @@ def served_rewards(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize(
     ("taskset", "weights", "totals"),
     [
-        ({"format_weight": 0.2}, (0.0, 1.0, 0.2), [0.2, -0.95]),
-        ({"task": {"rewards": {"format": {"weight": 0.2}}}}, (0.0, 1.0, 0.2), [0.2, -0.95]),
+        ({"format_weight": 0.2}, (0.0, 1.0, 0.2), [0.2, -1.3]),
+        ({"task": {"rewards": {"format": {"weight": 0.2}}}}, (0.0, 1.0, 0.2), [0.2, -1.3]),
         ({"reward": "accuracy", "format_weight": 0.2}, (1.0, 0.0, 0.2), [1.2, 0.2]),
-        ({"fn_cost": 0.5, "format_weight": 0.2}, (0.0, 1.0, 0.2), [0.7, -0.45]),
+        ({"fn_cost": 0.5, "format_weight": 0.2}, (0.0, 1.0, 0.2), [0.7, -0.8]),
     ],
     ids=["knob", "task.rewards", "reward-accuracy", "fn-cost"],
 )
@@ -330,12 +330,12 @@ def test_env_server_scores_with_the_configured_weight(
 ) -> None:
     got = served_rewards(taskset, monkeypatch)
     # the first task (two gold types) gets one of its types: accuracy 1, utility 1 - fn_cost; the second task's
-    # gold differs, so the same letter is a false positive and a false negative: utility -0.15 - fn_cost
+    # gold differs, so the same letter is a false positive and a false negative: utility -0.5 - fn_cost
     fn_cost = taskset.get("fn_cost", 1.0)
     accuracy, utility, fmt = weights
     assert [rewards for rewards, _ in got] == [
         {"accuracy": (1.0, accuracy), "utility": (1.0 - fn_cost, utility), "format": (1.0, fmt)},
-        {"accuracy": (0.0, accuracy), "utility": (round(-0.15 - fn_cost, 9), utility), "format": (1.0, fmt)},
+        {"accuracy": (0.0, accuracy), "utility": (round(-0.5 - fn_cost, 9), utility), "format": (1.0, fmt)},
     ]
     assert [round(reward, 9) for _, reward in got] == totals
 

@@ -351,10 +351,10 @@ def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.Ca
     assert title == f"drugprot curves\n[1] baseline-lr1e-6\n[2] {long_name}"  # whole names: the middle tells them apart
     assert [ax.get_title() for ax in fig.axes] == [title for title, _, _ in curves.PANELS]
     assert [ax.get_title() for ax in fig.axes] == [
-        "train reward",
+        "train reward / utility",
         "train accuracy",
         "train format / answered",
-        "eval reward",
+        "eval reward / utility",
         "eval accuracy",
         "train completion length (tokens)",
     ]  # one kind of number per column, train above eval

@@ -168,4 +168,4 @@ def test_a_utility_run_decodes_from_its_recorded_accuracy() -> None:
     (rollout,) = read_line(episode(trace).encode(), file="traces.jsonl", line=1, legacy=False)
     assert isinstance(rollout, ExtractionRollout) and rollout.rescored is False
     assert (rollout.answer.accuracy, rollout.answer.unknown_id, rollout.answer.format_reason) == (0.5, 1, "unknown_id")
-    assert rollout.reward == pytest.approx(1 - 0.15 * 2 - 1)  # format 0 (the unknown id)
+    assert rollout.reward == pytest.approx(1 - 0.5 * 2 - 1)  # format 0 (the unknown id)

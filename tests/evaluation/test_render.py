@@ -102,7 +102,7 @@ def test_the_header_prints_the_recorded_reward(tmp_path: Path, capsys: pytest.Ca
     for reward, line in (
         (
             Reward(),
-            "  reward: utility (TP 1, FP -0.15, FN -1; states a relation when p > 0.070), "
+            "  reward: utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), "
             "weights accuracy 0, utility 1, format 0.1",
         ),
         (Reward("accuracy"), "  reward: accuracy, weights accuracy 1, utility 0, format 0.1"),
@@ -158,8 +158,8 @@ def test_a_comparison_warns_when_the_runs_differ_in_a_version(
     assert cli_main(["report", "--bootstrap", "0", str(utility), str(accuracy)]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
     assert notes == [
-        "  note: the runs differ in reward (reward [1] utility (TP 1, FP -0.15, FN -1; states a relation when "
-        "p > 0.070), weights accuracy 0, utility 1, format 0.1, [2] accuracy, weights accuracy 1, utility 0, format "
+        "  note: the runs differ in reward (reward [1] utility (TP 1, FP -0.5, FN -1; states a relation when "
+        "p > 0.200), weights accuracy 0, utility 1, format 0.1, [2] accuracy, weights accuracy 1, utility 0, format "
         "0.1): compare with care"
     ]
 

@@ -73,7 +73,8 @@ def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert lines[2] == f"  model {demo.MODEL} | data {SAMPLE_LABEL} | negatives all | limit -n 8"
     assert (
         "  [low, high]: 95% percentile bootstrap over abstracts (all pairs and rollouts of an abstract together), "
-        "200 resamples of the 2 abstracts (8 tasks), seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)" in lines
+        "200 resamples of the 2 abstracts (8 tasks), seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)"
+        in lines
     )
     assert f"wrote the confusion matrix to {confusion}" in lines and f"wrote the per-class chart to {classes}" in lines
     assert f"run kept in {run_dir} (with the CLI's log, eval-cli.log); report it again with:" in lines

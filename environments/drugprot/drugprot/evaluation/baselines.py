@@ -221,9 +221,7 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
         answer = ScoredAnswer.of(score, rescored=False)
         ceiling = (task.ceiling.gold, task.ceiling.candidates)
-        rollouts.append(
-            Rollout.of(pair, answer, reward=reward.value(score), versions=versions, ceiling=ceiling)
-        )
+        rollouts.append(Rollout.of(pair, answer, reward=reward.value(score), versions=versions, ceiling=ceiling))
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
     return Run(
@@ -324,6 +322,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fp-cost", type=float, default=DEFAULT_FP_COST, help="the utility's false-positive cost")
     parser.add_argument("--fn-cost", type=float, default=DEFAULT_FN_COST, help="the utility's false-negative cost")
+    parser.add_argument(
         "--sampling-seed",
         type=int,
         default=0,

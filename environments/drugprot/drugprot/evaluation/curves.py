@@ -304,9 +304,9 @@ def _kind(names: Sequence[str]) -> str:
 
 
 def curves_figure(runs: Sequence[RunMetrics]) -> Any:
-    """Six panels against step, one colour per run: train reward (and utility), accuracy and format/answered above eval
-    reward (and utility) and accuracy (per eval environment) and completion length. Every panel shares the step axis; the panels of one kind
-    of number share the y-range (rates 0-1; train and eval reward one range)."""
+    """Six panels against step, one colour per run: train reward (and utility), accuracy and format/answered above
+    eval reward (and utility) and accuracy (per eval environment) and completion length. Every panel shares the step
+    axis; the panels of one kind of number share the y-range (rates 0-1; train and eval reward one range)."""
     plt = pyplot_agg()
     from matplotlib.ticker import MaxNLocator
 
@@ -389,11 +389,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        check_plot_paths(args.plot)  # a bad extension stops before any work
         plot = None
         if args.plot:  # checked before any reading: a refused path costs nothing and destroys nothing
             inputs = [find_metrics_file(path) for path in args.runs]
             plot = check_outputs([OutputSpec.of("--plot", args.plot)], inputs, overwrite=args.overwrite)[0]
+        check_plot_paths(args.plot)  # a bad extension stops before any work
         runs = [read_metrics(path) for path in args.runs]
         if args.plot:
             plot_curves(runs, args.plot)

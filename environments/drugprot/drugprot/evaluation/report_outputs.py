@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from drugprot.core.outputs import CheckedOutput, OutputSpec, check_folder_output, check_outputs, wrote_line
+from drugprot.evaluation.plots import check_plot_paths
 
 GOLD_FILES = ("gold_relations.tsv", "pmids.txt", "entities.tsv")
 """What ``--export-gold DIR`` writes in ``DIR`` (``entities.tsv`` only when the abstracts are known)."""
@@ -44,12 +45,14 @@ def prepare_outputs(args: argparse.Namespace, inputs: Iterable[Path]) -> dict[Pa
 
     Raises:
         OutputError: an output is an input, exists without ``--overwrite``, or its folder is missing or read-only.
+        DrugprotError: a ``--plot``/``--plot-classes`` extension that names no picture format we write.
     """
     sources = list(inputs)
     gold = getattr(args, "export_gold", None)
     if gold:
         check_folder_output("--export-gold", gold, sources)
     checked = check_outputs(output_specs(args), sources, overwrite=getattr(args, "overwrite", False))
+    check_plot_paths(getattr(args, "plot", None), getattr(args, "plot_classes", None))  # a picture format we write
     return {c.path: c for c in checked}
 
 

@@ -181,8 +181,8 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        check_plot_paths(args.plot, args.plot_classes)  # a bad extension stops before the run
         outputs = check_options(args)
+        check_plot_paths(args.plot, args.plot_classes)  # a bad extension stops before the run
     except DrugprotError as exc:
         print(error_line("demo", exc), file=sys.stderr)
         return EXIT_ERROR
