@@ -31,7 +31,7 @@ from drugprot.core.schema import Document, Entity
 from drugprot.core.scoring import ExtractionScore, Score, score_task_reply
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import positive_pairs
-from drugprot.evaluation.baselines import CUES, WINDOW, BaselineAnswer, lexical_label, reply_text
+from drugprot.evaluation.baselines import CUES, BaselineAnswer, lexical_label, reply_text, window_after, window_before
 
 REWARDS: Final = ("accuracy", "utility")
 """The two values of the ``reward`` knob the evidence compares: today's (accuracy) and the aligned one (utility)."""
@@ -132,18 +132,6 @@ def _nearest_cue(text: str, last: bool) -> str | None:
     return CUES[index][1]
 
 
-def _window_before(text: str, start: int) -> str:
-    before = text[max(0, start - WINDOW) : start]
-    cut = before.rfind(". ")
-    return before[cut + 2 :] if cut >= 0 else before
-
-
-def _window_after(text: str, end: int) -> str:
-    after = text[end : end + WINDOW]
-    cut = after.find(". ")
-    return after[:cut] if cut >= 0 else after
-
-
 def features(document: Document, chemical: Entity, gene: Entity, sentence_pairs: int, same_sentence: bool) -> list:
     """The feature vector (``FEATURES`` order) of one mention pair of ``document``."""
     x = [0.0] * len(FEATURES)
@@ -153,8 +141,8 @@ def features(document: Document, chemical: Entity, gene: Entity, sentence_pairs:
     between = text[first[1] : second[0]] if first[1] < second[0] else ""
     regions = {
         "between": _nearest_cue(between, last=gene.start == second[0]),
-        "after": _nearest_cue(_window_after(text, second[1]), last=False),
-        "before": _nearest_cue(_window_before(text, first[0]), last=True),
+        "after": _nearest_cue(window_after(text, second[1]), last=False),
+        "before": _nearest_cue(window_before(text, first[0]), last=True),
     }
     for region, label in regions.items():
         if label is not None:

@@ -115,13 +115,15 @@ def _cues(text: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def _window_before(text: str, start: int) -> str:
+def window_before(text: str, start: int) -> str:
+    """The ``WINDOW`` characters before ``start``, cut at the last sentence end among them."""
     before = text[max(0, start - WINDOW) : start]
     cut = before.rfind(". ")
     return before[cut + 2 :] if cut >= 0 else before
 
 
-def _window_after(text: str, end: int) -> str:
+def window_after(text: str, end: int) -> str:
+    """The ``WINDOW`` characters after ``end``, cut at the first sentence end among them."""
     after = text[end : end + WINDOW]
     cut = after.find(". ")
     return after[:cut] if cut >= 0 else after
@@ -137,8 +139,8 @@ def lexical_label(text: str, chemical: Span, gene: Span, *, with_no_relation: bo
         start, _, word, label = cues[-1] if gene == second else cues[0]
         return BaselineAnswer(label, f'"{word}" between the two mentions suggests {label}')
     for where, region, nearest in (
-        ("after", _window_after(text, second[1]), 0),
-        ("before", _window_before(text, first[0]), -1),
+        ("after", window_after(text, second[1]), 0),
+        ("before", window_before(text, first[0]), -1),
     ):
         cues = _cues(region)
         if cues:
@@ -374,4 +376,6 @@ __all__ = [
     "predict",
     "predict_pair",
     "reply_text",
+    "window_after",
+    "window_before",
 ]
