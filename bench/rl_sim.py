@@ -18,10 +18,10 @@ the train gold pairs (N not offered): Trinity-Mini answered 0.53 of the positive
 run. Every ``--eval-every`` steps the run logs, on the held-out abstracts, the official micro-F1 of the policy's
 most probable answer on every same-sentence candidate (N only where the recipe offers it), the recipe's mean
 reward and the share of N answers (pair) or ``none`` replies (extraction), in prime-rl's ``metrics.jsonl`` format
-(``drugprot.evaluation.curves``). ``drugprot curves`` reads only reward / accuracy / format keys, so the held-out
-F1 and the N / none share are logged as the ``reward/mean`` of two named eval scopes (``heldout-official-f1``,
-``heldout-none-share``) and are drawn in its "eval reward" panel; the held-out mean of the recipe's reward (whose
-scale differs between rewards) is logged under ``metrics/recipe_reward/mean``, which it does not draw.
+(``drugprot.evaluation.curves``): the held-out F1 and the N / none share as the eval scope ``heldout``'s
+``metrics/official_f1/mean`` and ``metrics/none_share/mean``, which ``drugprot curves`` draws in its "eval accuracy /
+official F1" panel (0-1), and the held-out mean of the recipe's reward (whose scale differs between rewards) as
+``metrics/recipe_reward/mean``, which it does not draw.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ TAIL = 4
 WARM_ACCURACY = 0.53
 AGENT = "train/agg/effective/agent"
 REWARD_KEY = "eval/heldout/effective/agent/metrics/recipe_reward/mean"
-F1_KEY = "eval/heldout-official-f1/effective/agent/reward/mean"
-NONE_KEY = "eval/heldout-none-share/effective/agent/reward/mean"
+F1_KEY = "eval/heldout/effective/agent/metrics/official_f1/mean"
+NONE_KEY = "eval/heldout/effective/agent/metrics/none_share/mean"
 
 
 @dataclass(frozen=True)

@@ -134,8 +134,8 @@ def test_a_sandbox_run_writes_metrics_drugprot_curves_reads(tmp_path: Path) -> N
     assert start["pair-utility-all"] == pytest.approx(2 / 19)
     run = read_metrics(tmp_path / "pair-utility-all-seed0")
     assert run.skipped == [] and run.steps == 5
-    assert [s for s, _ in run.curves[("eval/heldout-official-f1", "agent", "reward")]] == [0, 2, 4]
-    assert [s for s, _ in run.curves[("eval/heldout-none-share", "agent", "reward")]] == [0, 2, 4]
+    assert [s for s, _ in run.curves[("eval/heldout", "agent", "official F1")]] == [0, 2, 4]
+    assert [s for s, _ in run.curves[("eval/heldout", "agent", "N / none share")]] == [0, 2, 4]
     assert [s for s, _ in run.curves[("train/agg", "agent", "reward")]] == [0, 1, 2, 3]
     assert [s for s, _ in run.curves[("train/agg", "agent", "accuracy")]] == [0, 1, 2, 3]
 

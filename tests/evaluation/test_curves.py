@@ -208,8 +208,10 @@ def test_the_curves_of_a_prime_rl_metrics_file(tmp_path: Path) -> None:
     assert run.curves[(*train, "completion tokens")] == [(0, 750.0), (1, 500.0), (2, 350.0), (3, 300.0)]
     evals = ("eval/drugprot-validation", "agent")
     assert run.curves[(*evals, "accuracy")] == [(0, 0.25), (2, 0.75)]
-    # a run made before the reward knob logs no rewards/utility: every other curve, and no utility one
-    logged = [s.name for s in curves.SERIES if s.name != "utility"]
+    # a run made before the reward knob logs no rewards/utility, and prime-rl none of the sandbox's held-out F1 / N
+    # share (bench.rl_sim): every other curve
+    not_logged = {"utility", "official F1", "N / none share"}
+    logged = [s.name for s in curves.SERIES if s.name not in not_logged]
     assert set(run.curves) == {(*train, name) for name in logged} | {(*evals, name) for name in logged}
 
 
@@ -355,7 +357,7 @@ def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.Ca
         "train accuracy",
         "train format / answered",
         "eval reward / utility",
-        "eval accuracy",
+        "eval accuracy / official F1",
         "train completion length (tokens)",
     ]  # one kind of number per column, train above eval
     shared_x = fig.axes[0].get_shared_x_axes()

@@ -15,6 +15,8 @@ The keys read here are the orchestrator's episode metrics (``src/prime_rl/orches
     train/agg/effective/<agent>/metrics/<metric>/mean        drugprot: answered
     train/agg/effective/<agent>/num_output_tokens/mean       completion length in tokens
     eval/<eval env>/effective/<agent>/...                    the same per eval environment (e.g. drugprot-validation)
+    .../metrics/official_f1/mean, .../metrics/none_share/mean the held-out official micro-F1 and N / ``none`` share
+                                                             that ``python -m bench.rl_sim`` (the CPU sandbox) logs
 
 ``<agent>`` is the env's agent field name, ``agent`` for drugprot's single-agent env (verifiers a60a606
 ``AgentInfo.name``). A line that is not a JSON object with a whole ``step`` is skipped and counted, never fatal.
@@ -71,6 +73,8 @@ SERIES: tuple[Series, ...] = (
     Series("format", "rewards/format/mean", True),
     Series("answered", "metrics/answered/mean", True),
     Series("completion tokens", "num_output_tokens/mean", False),
+    Series("official F1", "metrics/official_f1/mean", True),
+    Series("N / none share", "metrics/none_share/mean", False),
 )
 _SUFFIXES = {s.suffix: s for s in SERIES}
 _KEY = re.compile(r"^(?P<scope>train/agg|eval/[^/]+)/effective/(?P<agent>[^/]+)/(?P<suffix>.+)$")
@@ -266,12 +270,18 @@ PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("train accuracy", "train", ("accuracy",)),
     ("train format / answered", "train", ("format", "answered")),
     ("eval reward / utility", "eval", ("reward", "utility")),
-    ("eval accuracy", "eval", ("accuracy",)),
+    ("eval accuracy / official F1", "eval", ("accuracy", "official F1", "N / none share")),
     ("train completion length (tokens)", "train", ("completion tokens",)),
 )
 _STYLES = ("-", "--", ":", "-.")
 SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
-_RATES = {"accuracy", "format", "answered"}  # drawn on a fixed 0-1 axis, so runs and panels compare at a glance
+_RATES = {
+    "accuracy",
+    "format",
+    "answered",
+    "official F1",
+    "N / none share",
+}  # drawn on a fixed 0-1 axis, so runs and panels compare at a glance
 
 
 def smoothing_window(points: int) -> int:
