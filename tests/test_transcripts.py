@@ -92,6 +92,14 @@ def test_every_block_has_its_markers_in_its_file() -> None:
         assert text.count(f"<!-- transcript: {block.name} -->\n") == 1, block.name
 
 
+ON_LEGACY_STACK = importlib.util.find_spec("verifiers.legacy") is not None  # verifiers 0.3.x
+
+
+@pytest.mark.skipif(
+    ON_LEGACY_STACK,
+    reason="the shown transcripts are verifiers 0.4.x's (the demo's `ran:` line names the eval CLI it ran); "
+    "the 0.4.0 stage checks them",
+)
 def test_the_shown_transcripts_are_what_the_commands_print_now() -> None:
     """Runs every command the docs show (the real-sample ones only with DRUGPROT_REAL_SAMPLE set): a stale
     transcript fails here; regenerate with .venv/bin/python scripts/transcripts.py --write."""

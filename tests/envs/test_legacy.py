@@ -430,7 +430,7 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
         ({"reward": "accuracy"}, [1.1, 0.1, 0.0]),
         ({"reward": "utility"}, [0.1, -2.5 + 0.1, -2.0]),
         ({"fp_cost": 0.5, "fn_cost": 2.0}, [-1.0 + 0.1, -4.5 + 0.1, -4.0]),
-        ({"reward": "accuracy", "utility_weight": 0.5}, [1.1, -1.075 + 0.1, -1.0]),
+        ({"reward": "accuracy", "utility_weight": 0.5}, [1.1, -1.25 + 0.1, -1.0]),
     ],
     ids=["accuracy", "utility", "costs", "accuracy-plus-half-utility"],
 )

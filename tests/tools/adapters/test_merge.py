@@ -418,9 +418,9 @@ def test_overwrite_on_a_full_disk_keeps_the_earlier_merge(
     done = subprocess.run(
         [sys.executable, "-c", code, *args, "--overwrite", "--quiet"], capture_output=True, text=True, check=False
     )
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr  # the exit-code convention: 2 refused or failed
     assert done.stdout == ""
-    assert done.stderr.startswith("error: writing the merged checkpoint failed (")
+    assert done.stderr.startswith("drugprot adapter: error: writing the merged checkpoint failed (")
     assert done.stderr.endswith(f"); --out {earlier_merge} was left as it was\n")
     assert tree(tmp_path) == before
 
