@@ -27,6 +27,7 @@ import pytest
 from pydantic import ValidationError
 
 from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
+from tests.scripts import load_script
 
 from .conftest import FIXTURE_JSONL
 
@@ -43,16 +44,7 @@ legacy_only = pytest.mark.skipif(not HAS_LEGACY, reason="verifiers >= 0.4 has no
 EVAL_EXTRACTION = CONFIGS / "eval" / "extraction.toml"
 
 
-def _load_script(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
-
-
-prompt_lengths = _load_script("prompt_lengths")
+prompt_lengths = load_script("prompt_lengths")
 
 PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 

@@ -6,8 +6,6 @@ fixture and on hand-made cells: the policies' replies as drugprot scores them, t
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +14,14 @@ import pytest
 
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
+from tests.scripts import load_script
 
 from .conftest import FIXTURE_JSONL
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("eval_size", ROOT / "scripts" / "eval_size.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["eval_size"] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
-
-
-size = _load()
+size = load_script("eval_size")
 TASKS = build_tasks(load_documents("train", FIXTURE_JSONL), negatives="all")
 
 

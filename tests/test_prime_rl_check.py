@@ -22,20 +22,12 @@ import pytest
 from drugprot.core.labels import letter_of, options
 from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_WEIGHTS, Reward
 from drugprot.core.scoring import score_reply
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("prime_rl_check", ROOT / "scripts" / "prime_rl_check.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["prime_rl_check"] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
-
-
-check = _load()
+check = load_script("prime_rl_check")
 
 PYPROJECT = {
     "project": {

@@ -11,23 +11,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_script() -> Any:
-    spec = importlib.util.spec_from_file_location("transcripts", ROOT / "scripts" / "transcripts.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["transcripts"] = module  # dataclasses resolve the module's annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-transcripts = load_script()
+transcripts = load_script("transcripts")
 
 
 def test_volatile_parts_are_normalised_and_progress_lines_folded() -> None:
