@@ -18,7 +18,6 @@ pairs), the official F1 over all replies.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 
 from scipy.stats import spearmanr
 
+from bench.common import write_json
 from bench.evidence import (
     REWARDS,
     PairRow,
@@ -275,8 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables.append(extraction_table(documents, costs))
     print("\n\n".join(format_table(t) for t in tables))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"data_path": args.data_path, "documents": len(documents), "tables": tables}, handle, indent=1)
+        write_json({"data_path": args.data_path, "documents": len(documents), "tables": tables}, args.json, indent=1)
     return 0
 
 

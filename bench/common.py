@@ -15,6 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from drugprot.core.outputs import write_text_atomic
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -121,6 +123,12 @@ def run_child(module: str, args: Sequence[str], timeout: float = 600) -> dict[st
     if proc.returncode != 0:
         raise RuntimeError(f"{module} {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def write_json(result: Any, out: str, *, indent: int = 2) -> None:
+    """Write ``result`` as JSON to ``out`` whole or not at all (``drugprot.core.outputs.write_text_atomic``: a
+    temporary file beside it, then a rename)."""
+    write_text_atomic(out, json.dumps(result, indent=indent) + "\n")
 
 
 def emit(result: dict[str, Any], json_path: str | None) -> None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import sys
 import tempfile
 import textwrap
@@ -40,7 +39,7 @@ from types import ModuleType
 from typing import Any
 
 from bench import corpus
-from bench.common import REPO, machine
+from bench.common import REPO, machine, write_json
 
 TARGET_CHARS_RATIO = 10.0
 """Extraction mode must send at least this many times fewer prompt characters than pair mode with all negatives."""
@@ -256,19 +255,6 @@ def render(result: dict[str, Any]) -> str:
     lines.append(f"token bound: {bound} (scripts/prompt_lengths.py). Longest prompt = most UTF-8 bytes.")
     lines.append(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, verifiers {m['verifiers']}")
     return "\n".join(lines)
-
-
-def write_json(result: dict[str, Any], out: str) -> None:
-    """Write the result to ``out`` whole or not at all (a temporary file beside it, then a rename)."""
-    target = Path(out)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(result, indent=2) + "\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:

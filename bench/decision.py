@@ -23,7 +23,6 @@ for any threshold rule) and half its F1 (the F*/2 rule of Lipton, Elkan and Nara
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from bench.common import write_json
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
@@ -231,8 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = analysis(load(args.data_path), Costs(), c=args.c)
     print(format_analysis(result))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(result, handle, indent=1)
+        write_json(result, args.json, indent=1)
     return 0
 
 

@@ -197,8 +197,8 @@ class Reward:
 
 
 def describe(record: Mapping[str, Any]) -> str:
-    """One line for a ``Reward.record()``, e.g. ``utility (TP 1, FP -0.15, FN -1; states a relation when
-    p > 0.070), weights accuracy 0, utility 1, format 0.1``.
+    """One line for a ``Reward.record()``, e.g. ``utility (TP 1, FP -0.5, FN -1; states a relation when
+    p > 0.200), weights accuracy 0, utility 1, format 0.1``.
 
     Raises:
         DrugprotLookupError: the record lacks a field or has one of the wrong type (``describe_recorded`` reads

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.core.outputs import atomic_path
 from drugprot.evaluation.records import INVALID, ReportError
 from drugprot.evaluation.render import pct
 
@@ -116,21 +117,18 @@ def pyplot_agg() -> Any:
 
 def save_png(fig: Any, path: str | os.PathLike[str]) -> None:
     """Write ``fig`` to ``path`` in the format its extension names (``plot_format``: PNG, JPEG, PDF or SVG) through
-    a temporary file in the same directory, then close it.
+    a temporary file in the same directory (``drugprot.core.outputs.atomic_path``), then close it.
 
     A failed write leaves no file behind (and an existing ``path`` untouched).
 
     Raises:
         ReportError: the extension names no supported format.
     """
-    target = Path(path)
-    kind = plot_format(target)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    kind = plot_format(path)
     try:
-        fig.savefig(tmp, dpi=120, format=kind, bbox_inches="tight")
-        os.replace(tmp, target)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120, format=kind, bbox_inches="tight")
     finally:
-        tmp.unlink(missing_ok=True)
         pyplot_agg().close(fig)
 
 
