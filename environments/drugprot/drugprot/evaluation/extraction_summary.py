@@ -30,13 +30,14 @@ from drugprot.core.extraction import NO_BLOCK
 from drugprot.core.metrics import RelationRow, Scores, score_relations
 from drugprot.core.parsing import REASONING_INCOMPLETE
 from drugprot.evaluation.records import ExtractionRollout, ReportError, Run, RunConfig, Triple
-from drugprot.evaluation.stats import DEFAULT_SEED, bootstrap_metrics, by_abstract, count_row
+from drugprot.evaluation.stats import DEFAULT_SEED, count_row
 from drugprot.evaluation.summary import (
     bootstrap_dict,
     bounded_mean,
     ceiling_summary,
     class_dict,
     errored_summary,
+    intervals_over_abstracts,
     lines_summary,
     mean,
     official_fields,
@@ -124,11 +125,8 @@ def abstracts_bootstrap(result: Any) -> dict[str, Any]:
 def _intervals(rollouts: Sequence[ExtractionRollout], resamples: int, seed: int) -> dict[str, Any] | None:
     if resamples <= 0:
         return None
-    abstracts = len(group_by_abstract(rollouts))
-    if abstracts < 2:
-        return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {abstracts}"}
-    pmids, counts = task_counts(rollouts)
-    return abstracts_bootstrap(bootstrap_metrics(by_abstract(pmids, counts)[1], resamples=resamples, seed=seed))
+    pmids, counts = task_counts(rollouts)  # one task per abstract
+    return intervals_over_abstracts(pmids, counts, together=ROLLOUTS_TOGETHER, resamples=resamples, seed=seed)
 
 
 def extraction_setting(config: RunConfig, abstracts: int = 0, ceiling: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -99,15 +99,25 @@ def task_counts(rollouts: Sequence[Rollout]) -> tuple[list[tuple[str, str, str]]
     return list(groups), np.array(rows)
 
 
+def intervals_over_abstracts(
+    pmids: Sequence[str], counts: Any, *, together: str, resamples: int, seed: int
+) -> dict[str, Any]:
+    """The ``intervals`` of a run, either mode: the tasks' count rows (``pmids[i]``: the abstract of row ``i``)
+    summed per abstract and bootstrapped over abstracts; a reason instead of figures when there are fewer than 2."""
+    abstracts, summed = by_abstract(pmids, counts)
+    if len(abstracts) < 2:
+        return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {len(abstracts)}"}
+    result = bootstrap_metrics(summed, resamples=resamples, seed=seed)
+    return bootstrap_dict(result, tasks=len(pmids), together=together)
+
+
 def _intervals(rollouts: Sequence[Rollout], resamples: int, seed: int) -> dict[str, Any] | None:
     """The ``intervals`` of ``summarize``: None when disabled; a reason instead of figures when impossible."""
     if resamples <= 0:
         return None
     keys, counts = task_counts(rollouts)
-    pmids, summed = by_abstract([key[0] for key in keys], counts)
-    if len(pmids) < 2:
-        return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {len(pmids)}"}
-    return bootstrap_dict(bootstrap_metrics(summed, resamples=resamples, seed=seed), tasks=len(keys))
+    pmids = [key[0] for key in keys]
+    return intervals_over_abstracts(pmids, counts, together=PAIRS_TOGETHER, resamples=resamples, seed=seed)
 
 
 PAIRS_TOGETHER = "all pairs and rollouts of an abstract together"
