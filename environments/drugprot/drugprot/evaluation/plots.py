@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from drugprot.core.extras import install_hint
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.core.outputs import atomic_path
 from drugprot.evaluation.records import INVALID, ReportError
@@ -108,10 +109,7 @@ def pyplot_agg() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ReportError(
-            "--plot needs matplotlib: from the drugprot repository root run "
-            "uv pip install -e 'environments/drugprot[report]' (or pip install matplotlib)"
-        ) from exc
+        raise ReportError(f"--plot needs matplotlib (the drugprot[report] extra): {install_hint('report')}") from exc
     return plt
 
 
