@@ -122,6 +122,7 @@ SLOW_TESTS = frozenset(
         "test_report.py::test_report_on_a_legacy_vf_eval_extraction_run",
         "test_command.py::test_demo_end_to_end",
         "test_interrupt.py::test_sigint_stops_the_eval_cli_removes_its_run_and_prints_one_line",
+        "test_command.py::test_the_hub_user_path_serve_vf_eval_report",
         # every transcript the docs show, regenerated (the demo, drugprot curves) and compared
         "test_transcripts.py::test_the_shown_transcripts_are_what_the_commands_print_now",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",

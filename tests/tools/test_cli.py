@@ -20,7 +20,7 @@ def test_an_unknown_flag_is_the_subcommand_s_error(command: str, capsys: pytest.
 
 
 def test_every_subcommand_is_listed_once() -> None:
-    assert list(COMMANDS) == ["report", "baseline", "curves", "demo", "adapter", "predict"]
+    assert list(COMMANDS) == ["report", "baseline", "curves", "demo", "serve", "adapter", "predict"]
 
 
 def test_demo_refuses_more_tasks_than_the_sample_has_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:

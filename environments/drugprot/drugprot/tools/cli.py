@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "drugprot.tools.demo.command",
         "offline end-to-end demo: a baseline behind a local OpenAI-compatible server",
     ),
+    "serve": (
+        "drugprot.tools.serve.command",
+        "a local OpenAI-compatible server on 127.0.0.1 (a baseline, or fixed replies) for vf-eval without a model",
+    ),
     "adapter": ("drugprot.tools.adapters.cli", "merge or inspect a prime-rl LoRA adapter of Trinity-Mini"),
     "predict": ("drugprot.tools.adapters.predict", "answer one abstract/chemical/gene question with a local model"),
 }
