@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from drugprot.tools.cli import COMMANDS
@@ -31,3 +33,23 @@ def test_demo_refuses_more_tasks_than_the_sample_has_before_any_work(capsys: pyt
     ]
     assert cli_main(["demo", "-n", "1000", "--negatives", "0"]) == 2
     assert "the 30 tasks the sample has with negatives=0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "baseline", "curves"])
+def test_a_missing_matplotlib_is_refused_before_any_reading(
+    command: str, tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The picture's needs are checked with the other options, before a run or data set is read or scored."""
+    import sys
+
+    from drugprot.core.extras import install_hint
+    from tests.evaluation.traces import multilabel_run
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    sample = Path(__file__).parents[2] / "environments/drugprot/drugprot/tools/sample/synthetic-prime-rl-run"
+    curves_sample = str(sample)
+    target = {"report": [str(multilabel_run(tmp_path))], "baseline": ["lexical"], "curves": [curves_sample]}
+    assert cli_main([command, *target[command], "--plot", str(tmp_path / "x.png")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"drugprot {command}: error: --plot needs matplotlib (the drugprot[report] extra): {install_hint('report')}"
+    ]

@@ -87,14 +87,17 @@ def plot_format(path: str | os.PathLike[str]) -> str:
 
 
 def check_plot_paths(*paths: str | os.PathLike[str] | None) -> None:
-    """``plot_format`` of every given picture path (None: not asked for), so a bad one stops a command up front.
+    """``plot_format`` of every given picture path (None: not asked for), and matplotlib present when one is, so a
+    bad path or a missing matplotlib stops a command up front, before any work.
 
     Raises:
-        ReportError: a path's extension names no supported format.
+        ReportError: a path's extension names no supported format, or matplotlib is not installed.
     """
-    for path in paths:
-        if path is not None:
-            plot_format(path)
+    asked = [path for path in paths if path is not None]
+    for path in asked:
+        plot_format(path)
+    if asked:
+        pyplot_agg()
 
 
 def pyplot_agg() -> Any:

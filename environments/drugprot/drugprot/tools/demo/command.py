@@ -25,7 +25,7 @@ from drugprot.core.outputs import (
     error_line,
     wrote_line,
 )
-from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion, pyplot_agg
+from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.render import format_report
 from drugprot.evaluation.report import resamples_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -191,9 +191,7 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
 def run(args: argparse.Namespace) -> int:
     try:
         outputs = check_options(args)
-        check_plot_paths(args.plot, args.plot_classes)  # a bad extension stops before the run
-        if args.plot or args.plot_classes:
-            pyplot_agg()  # and so does a missing matplotlib
+        check_plot_paths(args.plot, args.plot_classes)  # a bad extension or no matplotlib stops before the run
     except DrugprotError as exc:
         print(error_line("demo", exc), file=sys.stderr)
         return EXIT_ERROR
