@@ -8,6 +8,7 @@ and CI run them; ``-m "not slow"`` leaves them out of a quick local loop.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,14 @@ import pytest
 
 from drugprot.tools.serve import Reply
 from tests.fixtures import FIXTURE_JSONL, FIXTURE_TSV
+
+REAL_SAMPLE_VAR = "DRUGPROT_REAL_SAMPLE"
+"""Names the real 350-abstract training sample (never shipped): its tests and transcript blocks run only with it."""
+SHARED_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "drugprot-train350.jsonl"
+"""Where the sample lies for CI and a developer's checkout: ``shared/`` beside the repository. Found there, it is used
+(the variable set for every test and every subprocess they start); ``DRUGPROT_REAL_SAMPLE=`` (empty) opts out."""
+if REAL_SAMPLE_VAR not in os.environ and SHARED_SAMPLE.is_file():
+    os.environ[REAL_SAMPLE_VAR] = str(SHARED_SAMPLE)
 
 THINK = "<think>The abstract states how the chemical acts on the gene product.</think>\n"
 
@@ -112,6 +121,8 @@ SLOW_TESTS = frozenset(
         "test_report.py::test_report_on_a_real_vf_eval_extraction_run",
         "test_report.py::test_report_on_a_legacy_vf_eval_extraction_run",
         "test_command.py::test_demo_end_to_end",
+        "test_interrupt.py::test_sigint_stops_the_eval_cli_removes_its_run_and_prints_one_line",
+        "test_command.py::test_the_hub_user_path_serve_vf_eval_report",
         # every transcript the docs show, regenerated (the demo, drugprot curves) and compared
         "test_transcripts.py::test_the_shown_transcripts_are_what_the_commands_print_now",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",

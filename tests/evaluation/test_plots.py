@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from drugprot.core.extras import install_hint
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation import plots
 from drugprot.evaluation.runs import load_run
@@ -268,9 +269,7 @@ def test_plot_classes_without_matplotlib_is_a_clear_error(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     png = tmp_path / "x.png"
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot-classes", str(png)]) == 2
-    assert (
-        "needs matplotlib: from the drugprot repository root run uv pip install -e 'environments/drugprot[report]'"
-    ) in capsys.readouterr().err
+    assert f"needs matplotlib (the drugprot[report] extra): {install_hint('report')}" in capsys.readouterr().err
     assert not png.exists()
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import drugprot
+from drugprot.core.extras import install_hint
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.official_tsv import read_relations_tsv
 from drugprot.core.prompts import PROMPT_VERSION
@@ -119,10 +120,7 @@ def test_plot_without_matplotlib_is_a_clear_error(
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(tmp_path / "x.png")]) == 2
-    assert (
-        "--plot needs matplotlib: from the drugprot repository root run "
-        "uv pip install -e 'environments/drugprot[report]'"
-    ) in capsys.readouterr().err
+    assert f"--plot needs matplotlib (the drugprot[report] extra): {install_hint('report')}" in capsys.readouterr().err
     assert cli_main(["report", str(multilabel_run(tmp_path))]) == 0  # everything else works without it
 
 

@@ -17,6 +17,7 @@ as it was). Replacing a directory entry never writes through a hard link or a sy
 Exit codes and error lines, the same for every ``drugprot`` command: ``EXIT_OK`` (0) done; ``EXIT_ERROR`` (2) refused
 or failed, with one line ``drugprot <command>: error: <message>`` on stderr (``error_line``); argparse's own usage
 errors are 2 as well. ``drugprot report`` and ``drugprot baseline`` add 3 for a failed run (``EXIT_FAILED_RUN``).
+A Ctrl-C ends any command with one line and ``EXIT_INTERRUPTED`` (130).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ EXIT_OK = 0
 """The command did what was asked."""
 EXIT_ERROR = 2
 """The command refused its options, inputs or outputs, or failed; ``error_line`` says why."""
+EXIT_INTERRUPTED = 130
+"""Interrupted (Ctrl-C, SIGINT): the shell's 128 + 2; the command stopped what it started and says so in one line."""
 
 
 class OutputError(DrugprotError, ValueError):
@@ -205,6 +208,7 @@ def error_line(command: str, error: BaseException | str) -> str:
 
 __all__ = [
     "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "CheckedOutput",
     "OutputError",

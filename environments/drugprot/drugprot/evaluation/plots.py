@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from drugprot.core.extras import install_hint
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.core.outputs import atomic_path
 from drugprot.evaluation.records import INVALID, ReportError
@@ -86,14 +87,17 @@ def plot_format(path: str | os.PathLike[str]) -> str:
 
 
 def check_plot_paths(*paths: str | os.PathLike[str] | None) -> None:
-    """``plot_format`` of every given picture path (None: not asked for), so a bad one stops a command up front.
+    """``plot_format`` of every given picture path (None: not asked for), and matplotlib present when one is, so a
+    bad path or a missing matplotlib stops a command up front, before any work.
 
     Raises:
-        ReportError: a path's extension names no supported format.
+        ReportError: a path's extension names no supported format, or matplotlib is not installed.
     """
-    for path in paths:
-        if path is not None:
-            plot_format(path)
+    asked = [path for path in paths if path is not None]
+    for path in asked:
+        plot_format(path)
+    if asked:
+        pyplot_agg()
 
 
 def pyplot_agg() -> Any:
@@ -108,10 +112,7 @@ def pyplot_agg() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ReportError(
-            "--plot needs matplotlib: from the drugprot repository root run "
-            "uv pip install -e 'environments/drugprot[report]' (or pip install matplotlib)"
-        ) from exc
+        raise ReportError(f"--plot needs matplotlib (the drugprot[report] extra): {install_hint('report')}") from exc
     return plt
 
 

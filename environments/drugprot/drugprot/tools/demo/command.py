@@ -16,6 +16,7 @@ from drugprot.core.errors import DrugprotConfigError, DrugprotError
 from drugprot.core.options import TaskOptions
 from drugprot.core.outputs import (
     EXIT_ERROR,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     CheckedOutput,
     OutputSpec,
@@ -30,7 +31,7 @@ from drugprot.evaluation.report import resamples_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.demo.runner import LOG_NAME, DemoRun, run_demo
-from drugprot.tools.demo.sample_run import sample_path
+from drugprot.tools.demo.sample_run import plan_sample_run, sample_path
 
 DEFAULT_TASKS = 22
 """Tasks a plain ``drugprot demo`` evaluates: the sample's first five abstracts with ``negatives=all``."""
@@ -173,6 +174,14 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
         raise DrugprotConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}", knob="timeout")
     with sample_path() as sample:
         inputs = [sample]
+        if not args.all:
+            plan = plan_sample_run(sample, negatives=args.negatives, num_tasks=None, rollouts=args.rollouts)
+            if args.num_tasks > plan.available:
+                raise DrugprotConfigError(
+                    f"-n {args.num_tasks} is more than the {plan.available} tasks the sample has with "
+                    f"negatives={args.negatives}: give -n {plan.available} or less, or --all",
+                    knob="num_tasks",
+                )
     check_folder_output("--output-dir", args.output_dir, inputs)
     named = (("--plot", args.plot), ("--plot-classes", args.plot_classes))
     checked = check_outputs([OutputSpec.of(f, p) for f, p in named if p], inputs, overwrite=args.overwrite)
@@ -182,7 +191,7 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
 def run(args: argparse.Namespace) -> int:
     try:
         outputs = check_options(args)
-        check_plot_paths(args.plot, args.plot_classes)  # a bad extension stops before the run
+        check_plot_paths(args.plot, args.plot_classes)  # a bad extension or no matplotlib stops before the run
     except DrugprotError as exc:
         print(error_line("demo", exc), file=sys.stderr)
         return EXIT_ERROR
@@ -206,6 +215,9 @@ def run(args: argparse.Namespace) -> int:
     except (DrugprotError, OSError) as exc:
         print(error_line("demo", exc), file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("drugprot demo: interrupted; the eval CLI was stopped and its unfinished run removed", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not args.json:
         print(f"scoring: the report of {len(result.run.rollouts)} rollouts ...", file=sys.stderr, flush=True)
     report = summarize(result.run, resamples=args.bootstrap, seed=args.bootstrap_seed)

@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 
@@ -99,13 +99,34 @@ def eval_arguments(
     return args
 
 
+STOP_GRACE_SECONDS = 5.0
+"""How long a stopped eval CLI gets to exit after SIGTERM before its process group is killed."""
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS) -> None:
+    """Stop ``proc`` and everything it started (its own process group): SIGTERM, then SIGKILL after ``grace`` s."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):  # a grandchild that outlived the leader
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 def run_cli(argv: list[str], env: Mapping[str, str], log_path: Path | None, timeout: float) -> int:
     """Run the eval CLI (output to ``log_path``, or the terminal) and return its exit code.
 
-    It runs in its own process group, so a timeout also stops anything it started.
+    It runs in its own process group (so a Ctrl-C at the terminal reaches this process alone, which then decides),
+    and this process owns it: on a timeout, a Ctrl-C (``KeyboardInterrupt``) or any other exception here the whole
+    group is stopped (``stop_process_group``) before the exception goes on.
 
     Raises:
-        DemoError: it did not finish within ``timeout`` seconds.
+        DemoError: it did not finish within ``timeout`` seconds (the message names the log and what it holds).
+        KeyboardInterrupt: interrupted; the CLI and its children are stopped.
     """
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(log_path.open("w", encoding="utf-8")) if log_path else None
@@ -120,6 +141,35 @@ def run_cli(argv: list[str], env: Mapping[str, str], log_path: Path | None, time
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise DemoError(f"the eval CLI did not finish in {timeout:.0f} s; log: {log_path}") from None
+            stop_process_group(proc)
+            note = log_note(log_path)
+            raise DemoError(f"the eval CLI did not finish in {timeout:.0f} s and was stopped; {note}") from None
+        except BaseException:
+            with _sigint_ignored():  # a second Ctrl-C must not cut the clean-up short and orphan the group
+                stop_process_group(proc)
+            raise
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT inside the block (main thread only; elsewhere a no-op)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def log_note(log_path: Path | None) -> str:
+    """Where the eval CLI's output is, and whether it printed anything: ``log: PATH (1,234 bytes)``."""
+    if log_path is None:
+        return "its output is above"
+    try:
+        size = log_path.stat().st_size
+    except OSError:
+        return f"log: {log_path} (missing)"
+    return f"log: {log_path} ({size:,} bytes)" if size else f"log: {log_path} (empty: the CLI printed nothing yet)"

@@ -22,6 +22,8 @@ POLL_SECONDS = 0.5
 STARTING, RUNNING, FINISHING, FINISHED = "starting vf-eval", "running", "vf-eval finishing", "finished"
 """The phases: no run file yet (the CLI loads the env and its workers); rollouts being written; every rollout written
 but the CLI not yet exited (it saves its results); the CLI exited (the final line)."""
+STOPPED = "stopped"
+"""The final line's phase when the CLI did not end by itself with exit 0 (a failure, a timeout, an interrupt)."""
 
 
 def progress_phase(run_started: bool, done: int, total: int, *, final: bool = False) -> str:
@@ -104,10 +106,11 @@ class Progress:
         """Rollouts written so far (0 until the run file appears)."""
         return self.state()[1]
 
-    def update(self, *, final: bool = False) -> None:
+    def update(self, *, final: bool = False, ended: str = FINISHED) -> None:
+        """Show the count; ``final``: the last line, whose phase is ``ended`` (``FINISHED`` or ``STOPPED``)."""
         started, done = self.state()
         step = progress_step(done, self._total)
-        phase = progress_phase(started, done, self._total, final=final)
+        phase = ended if final else progress_phase(started, done, self._total)
         # A terminal's line is rewritten at every poll (the clock moves while nothing counts); a log gets a line
         # per phase and per quarter of the run, and the final line.
         show = self._shown is None or self._tty or final or step != self._shown[1] or phase != self._shown[2]
@@ -122,8 +125,13 @@ class Progress:
         while not self._stop.wait(self._interval):
             self.update()
 
-    def stop(self) -> None:
-        """Stop polling and print the final count."""
+    def stop(self, ended: str | None = FINISHED) -> None:
+        """Stop polling and print the final count, with ``ended`` as its phase (``STOPPED`` unless the CLI ended
+        by itself with exit 0); ``None`` (interrupted): no final count, a terminal's progress line is cleared."""
         self._stop.set()
         self._thread.join()
-        self.update(final=True)
+        if ended is not None:
+            self.update(final=True, ended=ended)
+        elif self._tty:
+            self._stream.write("\r\033[K")
+            self._stream.flush()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,13 +17,37 @@ from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.demo.errors import DemoError
 from drugprot.tools.demo.eval_cli import KEY_VAR, MODEL, eval_arguments, eval_command, run_cli, serves_env_workers
-from drugprot.tools.demo.progress import Progress, new_run_files
+from drugprot.tools.demo.progress import FINISHED, STOPPED, Progress, new_run_files
 from drugprot.tools.demo.replier import lexical_replier
 from drugprot.tools.demo.sample_run import SampleRun, plan_sample_run, sample_options, sample_path
 from drugprot.tools.serve import OpenAIServer
 
 LOG_NAME = "eval-cli.log"
 """The eval CLI's output, kept in the run directory."""
+RUN_DIR_PREFIX = "drugprot--"
+"""How the eval CLI names the run directories of the drugprot environment (``drugprot--<model>--...``)."""
+
+
+def new_run_dirs(output_dir: Path, before: set[Path]) -> list[Path]:
+    """The eval CLI's run directories under ``output_dir`` that were not there ``before`` (``set(output_dir.iterdir())``
+    when the CLI started), sorted: the ones a stopped run may have left half-written."""
+    try:
+        now = set(output_dir.iterdir())
+    except OSError:
+        return []
+    return sorted(p for p in now - before if p.is_dir() and not p.is_symlink() and p.name.startswith(RUN_DIR_PREFIX))
+
+
+def remove_partial_runs(output_dir: Path, before: set[Path]) -> list[Path]:
+    """Remove the run directories a stopped eval CLI left under ``output_dir`` (``new_run_dirs``); return them.
+
+    A stopped run is not a result: left in place, ``drugprot report outputs`` would list it (as a failed or
+    incomplete run of the demo's model).
+    """
+    removed = new_run_dirs(output_dir, before)
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
 
 
 def _tail(path: Path, lines: int = 25) -> str:
@@ -96,13 +121,24 @@ def run_demo(
             in_process=serves_env_workers(),
         )
         before = set(output_dir.glob(f"*/{V1_FILE}"))
+        entries_before = set(output_dir.iterdir())
         display = Progress(output_dir, before, sample.rollouts, progress).start() if progress else None
         eval_started = time.monotonic()
+        ended: str | None = STOPPED
         try:
             returncode = run_cli(argv, {**os.environ, KEY_VAR: "demo"}, None if verbose else log_path, timeout)
+            ended = FINISHED if returncode == 0 else STOPPED
+        except KeyboardInterrupt:  # the CLI is stopped (run_cli); nothing of the run is left
+            ended = None
+            remove_partial_runs(output_dir, entries_before)
+            log_path.unlink(missing_ok=True)
+            raise
+        except DemoError:  # a timeout: the CLI is stopped; its log stays (the message names it), the run does not
+            remove_partial_runs(output_dir, entries_before)
+            raise
         finally:
             if display:
-                display.stop()
+                display.stop(ended)
         eval_seconds = time.monotonic() - eval_started
     created = new_run_files(output_dir, before)
     log = _keep_log(log_path, created)

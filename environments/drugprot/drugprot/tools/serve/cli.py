@@ -13,7 +13,7 @@ from pathlib import Path
 
 from drugprot.core.errors import DrugprotError
 from drugprot.tools.serve.http_handler import BODY_TIMEOUT, MAX_BODY_BYTES
-from drugprot.tools.serve.replies import Reply, fixed_responder, scripted_responder
+from drugprot.tools.serve.replies import Reply, Responder, fixed_responder, scripted_responder
 from drugprot.tools.serve.server import OpenAIServer
 
 _REPLY_FIELDS = ("content", "reasoning_content", "finish_reason")
@@ -51,12 +51,8 @@ def _script_reply(path: Path, key: str, value: object) -> Reply:
     return Reply(**value)
 
 
-def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
-    """The (not yet started) server that ``main(argv)`` would run."""
-    parser = argparse.ArgumentParser(
-        prog="python -m drugprot.tools.serve",
-        description="Serve a fake OpenAI-compatible chat-completions API on 127.0.0.1 until Ctrl-C.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The server's options (``python -m drugprot.tools.serve`` and ``drugprot serve``)."""
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0 = any free port)")
     parser.add_argument("--reply", default=None, help="content of every reply (with --script: of unmatched ones)")
     parser.add_argument("--reasoning", default=None, help="reasoning_content sent before --reply")
@@ -78,17 +74,24 @@ def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
         "--body-timeout", type=float, default=BODY_TIMEOUT, help="seconds to receive a request body (408 after)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request to stderr")
-    args = parser.parse_args(argv)
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse bounds argparse cannot express (``parser.error``: usage, one line, exit 2)."""
     if args.max_body_bytes < 0:
         parser.error(f"--max-body-bytes must be >= 0, got {args.max_body_bytes}")
     if not args.body_timeout > 0:
         parser.error(f"--body-timeout must be > 0 seconds, got {args.body_timeout}")
 
-    default = None if args.reply is None else Reply(args.reply, args.reasoning, args.finish_reason)
-    if args.script:
-        responder = scripted_responder(load_script(args.script), default)
-    else:
-        responder = fixed_responder(default or Reply("", args.reasoning, args.finish_reason))
+
+def server_from_args(args: argparse.Namespace, responder: Responder | None = None) -> OpenAIServer:
+    """The (not yet started) server ``args`` describe; ``responder`` (e.g. a baseline) replaces --reply/--script."""
+    if responder is None:
+        default = None if args.reply is None else Reply(args.reply, args.reasoning, args.finish_reason)
+        if args.script:
+            responder = scripted_responder(load_script(args.script), default)
+        else:
+            responder = fixed_responder(default or Reply("", args.reasoning, args.finish_reason))
     return OpenAIServer(
         responder,
         port=args.port,
@@ -103,20 +106,41 @@ def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run :func:`build_server`'s server until Ctrl-C; prints ``serving <base_url>`` to stderr when up.
+def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
+    """The (not yet started) server that ``main(argv)`` would run."""
+    parser = argparse.ArgumentParser(
+        prog="python -m drugprot.tools.serve",
+        description="Serve a fake OpenAI-compatible chat-completions API on 127.0.0.1 until Ctrl-C.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    check_arguments(parser, args)
+    return server_from_args(args)
 
-    Returns 0 when interrupted, 1 (with ``error: ...`` on stderr) for a bad ``--script`` or a port it cannot bind.
+
+def serve_until_interrupted(server: OpenAIServer) -> None:
+    """Start ``server``, print ``serving <base_url> (Ctrl-C to stop)`` to stderr, and serve until SIGINT.
+
+    Raises:
+        OSError: the port cannot be bound.
     """
     # A parent that ignores SIGINT (a shell's background job, a test runner) passes that on to us, and Python then
     # installs no KeyboardInterrupt handler: Ctrl-C / kill -INT would never stop the server.
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
     # Ctrl-C may come as soon as the line is printed (a script waits for it), so it is caught from here on.
+    with contextlib.suppress(KeyboardInterrupt), server:
+        print(f"serving {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        threading.Event().wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run :func:`build_server`'s server until Ctrl-C; prints ``serving <base_url>`` to stderr when up.
+
+    Returns 0 when interrupted, 1 (with ``error: ...`` on stderr) for a bad ``--script`` or a port it cannot bind.
+    """
     try:
-        with contextlib.suppress(KeyboardInterrupt), build_server(argv) as server:
-            print(f"serving {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
-            threading.Event().wait()
+        serve_until_interrupted(build_server(argv))
     except (DrugprotError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

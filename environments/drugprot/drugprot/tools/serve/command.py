@@ -1,0 +1,72 @@
+"""``drugprot serve``: the local OpenAI-compatible server as a ``drugprot`` subcommand.
+
+It answers with a fixed or scripted reply (``--reply``, ``--script``: for tests and debugging), or with a model-free
+baseline (``--baseline lexical``) on the questions of a run: start it with the same ``--data-path``, ``--split`` and
+``--negatives`` as the ``vf-eval`` run it serves, then point ``vf-eval --client.base-url`` at it. The hub-user path
+(package, server, ``vf-eval``, ``drugprot report``) without a model or a key: README, "Without a model".
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from drugprot.core.errors import DrugprotConfigError, DrugprotError
+from drugprot.core.options import TaskOptions
+from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, error_line
+from drugprot.tools.serve.cli import add_arguments as add_server_arguments
+from drugprot.tools.serve.cli import serve_until_interrupted, server_from_args
+from drugprot.tools.serve.replies import Responder
+
+BASELINE_MODEL = "drugprot-lexical-baseline"
+"""The model id ``--baseline lexical`` lists by default (the demo's)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_arguments(parser)
+    parser.add_argument(
+        "--baseline",
+        choices=("lexical",),
+        default=None,
+        help="answer as the lexical baseline on the questions of --data-path/--split/--negatives (those of the "
+        f"vf-eval run it serves; model id {BASELINE_MODEL} unless --model)",
+    )
+    parser.add_argument("--data-path", default=None, help="with --baseline: the eval's data file (default: the hub)")
+    parser.add_argument("--split", choices=("train", "validation"), default="validation", help="with --baseline")
+    parser.add_argument("--negatives", default="0", help="with --baseline: the eval's negatives (default 0)")
+
+
+def baseline_responder(args: argparse.Namespace) -> Responder:
+    """The lexical baseline on the questions the served eval will ask.
+
+    Raises:
+        DrugprotConfigError: a bad ``--negatives``; DrugprotDataError / DrugprotHubError: the data does not load.
+    """
+    from drugprot.tools.demo.replier import lexical_replier  # the demo's "model" (imports the data layer)
+
+    options = TaskOptions(split=args.split, data_path=args.data_path, negatives=args.negatives)
+    return lexical_replier(options)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C (then exit 0, the normal end of a server); a bad option or data: one line, exit 2."""
+    try:
+        if args.max_body_bytes < 0 or not args.body_timeout > 0:
+            raise DrugprotConfigError(
+                f"--max-body-bytes must be >= 0 and --body-timeout > 0 seconds, got {args.max_body_bytes} and "
+                f"{args.body_timeout}",
+                knob="max_body_bytes" if args.max_body_bytes < 0 else "body_timeout",
+            )
+        if args.baseline is None and (args.data_path is not None or args.negatives != "0"):
+            raise DrugprotConfigError(
+                "--data-path and --negatives choose the questions of --baseline; add --baseline lexical",
+                knob="baseline",
+            )
+        responder = baseline_responder(args) if args.baseline else None
+        if args.baseline and not args.model:
+            args.model = [BASELINE_MODEL]
+        serve_until_interrupted(server_from_args(args, responder))
+    except (DrugprotError, OSError) as exc:
+        print(error_line("serve", exc), file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
