@@ -172,7 +172,13 @@ def _sdpa_varlen(self: Any, q: Any, k: Any, v: Any, cu_seqlens: Any, max_seqlen:
 
 
 def build_prime_rl(
-    cfg: dict[str, Any], *, device: str, optimization_dtype: str, lm_head_chunk: int | None, src: str | None
+    cfg: dict[str, Any],
+    *,
+    device: str,
+    optimization_dtype: str,
+    lm_head_chunk: int | None,
+    src: str | None,
+    compile_layers: bool = False,
 ) -> Built:
     import torch
     import torch.distributed as dist
@@ -217,6 +223,10 @@ def build_prime_rl(
             layer.mlp.router.fp32_gate = True
     for name, block in list(model.model.layers.named_children()):  # apply_ac, mode "full", freq 1
         model.model.layers.register_module(name, checkpoint_wrapper(block, preserve_rng_state=False))
+    if compile_layers:  # apply_compile: AC -> compile -> FSDP
+        torch._dynamo.config.capture_scalar_outputs = True
+        for block in model.model.layers:
+            block.compile(fullgraph=False)
     if device == "cuda":
         if not dist.is_initialized():
             dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29517", rank=0, world_size=1)

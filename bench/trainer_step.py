@@ -7,8 +7,8 @@ optimizer step on packed micro-batches; peak GPU memory, host memory and tokens/
 Defaults are the recipe's (configs/drugprot.toml with prime-rl 559b447's trainer defaults): parameters in
 ``optimization_dtype`` float32, bf16 compute through FSDP's mixed precision, full activation checkpointing with
 activation offloading to CPU, AdamW (lr 3e-6) with its states offloaded to CPU, the fused LM head in 8,192-token
-chunks, LoRA r 16 / alpha 64 on attention, dense MLPs and routed experts. Not done: ``torch.compile`` of the layers
-(prime-rl's default; it changes speed, and memory little). Without a CUDA GPU it prints one line and exits 0.
+chunks, LoRA r 16 / alpha 64 on attention, dense MLPs and routed experts. ``torch.compile`` of the layers (prime-rl's
+default) only with ``--compile``. Without a CUDA GPU it prints one line and exits 0.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lm-head-chunk", type=int, default=8192, help="fused LM head token chunk (0: vanilla head)")
     p.add_argument("--no-ac-offload", action="store_true", help="keep checkpointed activations on the GPU")
     p.add_argument("--no-optim-offload", action="store_true", help="keep AdamW's states on the GPU")
+    p.add_argument("--compile", action="store_true", help="torch.compile each layer (prime-rl's default)")
     p.add_argument("--tiny", action="store_true", help="a toy-sized AFMoE (tests)")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu only with --tiny (tests)")
     p.add_argument("--json", help="write the result here")
@@ -53,6 +54,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.device == "cpu" and not args.tiny:
         p.error("--device cpu needs --tiny: the full model does not train on a CPU")
+    if args.device == "cpu" and args.impl == "prime-rl":
+        p.error("--device cpu needs --impl hf: prime-rl's LoRA state is created on CUDA (trainer/lora.py)")
     if min(args.seq_len) < 2 or args.micro_batches < 1 or args.steps < 1 or args.warmup < 0 or args.sample_tokens < 0:
         p.error("--seq-len >= 2, --micro-batches >= 1, --steps >= 1, --warmup >= 0, --sample-tokens >= 0")
     return args
@@ -239,6 +242,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             optimization_dtype=args.optimization_dtype,
             lm_head_chunk=chunk,
             src=args.prime_rl_src,
+            compile_layers=args.compile,
         )
     else:
         built = build_hf(cfg, device=args.device, optimization_dtype=args.optimization_dtype)
@@ -266,7 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "optimizer": "AdamW" + ("" if args.no_optim_offload or not built.prime_rl else ", states on CPU"),
             "lm_head_chunk": chunk,
             "sample_tokens": args.sample_tokens or None,
-            "compile": False,
+            "compile": args.compile and built.prime_rl,
         },
         "runs": [],
     }

@@ -69,10 +69,13 @@ def test_an_existing_output_is_refused_before_any_work(tmp_path: Path) -> None:
     assert out.read_text() == "keep"
 
 
-def test_cpu_needs_the_tiny_model() -> None:
+def test_cpu_needs_the_tiny_model_and_the_hf_builder() -> None:
     proc = run("--device", "cpu")
     assert proc.returncode == 2
     assert "--device cpu needs --tiny" in proc.stderr
+    proc = run("--device", "cpu", "--tiny")
+    assert proc.returncode == 2
+    assert "--device cpu needs --impl hf" in proc.stderr
 
 
 def test_the_counts_from_trinity_minis_config() -> None:
