@@ -619,3 +619,21 @@ def test_cells_give_the_official_curves_and_replace_a_logged_f1(tmp_path: Path) 
     run = curves.read_metrics(tmp_path)
     assert run.curves == {("eval/heldout", "agent", "official F1"): [(0, 0.42)]}
     assert curves.summary(run)[0]["key"] == f"{evals}/metrics/official_f1/mean"
+
+
+def test_curves_of_several_eval_environments_are_told_apart_by_style_and_name(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    keys = {f"eval/{env}/effective/agent/metrics/{name}/mean": [0.2, 0.4] for env in ("a", "b")
+            for name in ("official_f1", "correct")}  # fmt: skip
+    keys["eval/a/effective/agent/metrics/none_share/mean"] = [0.5, 0.5]
+    fig = curves_plot.curves_figure([run_with(tmp_path / "run", keys)])
+    panel = fig.axes[0]
+    assert panel.get_title() == "eval official F1 / raw accuracy"
+    assert [t.get_text() for t in panel.get_legend().get_texts()] == [
+        "official F1 (eval/a)",
+        "official F1 (eval/b)",
+        "raw accuracy (eval/a)",
+        "raw accuracy (eval/b)",
+    ]
+    assert len({str(line.get_linestyle()) for line in panel.get_lines()}) == 4  # one style per curve
+    assert fig.axes[1].get_title() == "eval N / none share"  # a panel of one curve is named after it

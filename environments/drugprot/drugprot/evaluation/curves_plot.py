@@ -56,7 +56,7 @@ _KINDS = (
 PANELS: tuple[Panel, ...] = tuple(
     Panel(f"{scope} {title}", scope, names, rate) for scope in ("train", "eval") for title, names, rate in _KINDS
 )
-_STYLES = ("-", "--", ":", "-.")
+_STYLES: tuple[Any, ...] = ("-", "--", ":", "-.", (0, (6, 1.5, 1, 1.5, 1, 1.5)))  # the last: dash-dot-dot
 SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
 SCALE_GAP = 5.0
 """Runs whose largest values in a panel differ more than this many times are drawn in separate panels."""
@@ -158,15 +158,16 @@ def _draw(ax: Any, item: _Drawn, runs: Sequence[RunMetrics], colours: Sequence[A
 
 
 def _style_legend(ax: Any, keys: Sequence[tuple[str, str, str]]) -> int:
-    """The panel's line styles, above its axes (outside the data); returns the rows it takes (0: one curve)."""
+    """The panel's line styles, above its axes (outside the data); returns the rows it takes (0: one curve). Curves
+    of several eval environments are named with their environment, in one column."""
     from matplotlib.lines import Line2D
 
     if len(keys) < 2:
         return 0
-    scopes = {key[:2] for key in keys}
-    names = [key[2] if len(scopes) == 1 else curve_label(*key) for key in keys]
+    several = len({key[:2] for key in keys}) > 1
+    names = [f"{key[2]} ({curve_label(*key[:2], '').strip()})" if several else key[2] for key in keys]
     handles = [Line2D([], [], color="black", linestyle=_STYLES[i % len(_STYLES)]) for i in range(len(keys))]
-    columns = 2
+    columns = 1 if max(len(name) for name in names) > 28 else 2
     ax.legend(handles, names, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=columns, fontsize=8, frameon=False,
               borderaxespad=0.0, handlelength=2.2, columnspacing=1.0)  # fmt: skip
     return math.ceil(len(keys) / columns)
