@@ -92,8 +92,8 @@ SERIES: tuple[Series, ...] = (
     Series("raw accuracy", "metrics/correct/mean", True),
     Series("answered", "metrics/answered/mean", True),
     Series("N / none share", "metrics/none_share/mean", False),
-    Series("trainable share", "is_trainable/mean", True),
-    Series("admitted share", "is_admitted/mean", True),
+    Series("trainable share", "is_trainable/mean", False),
+    Series("admitted share", "is_admitted/mean", False),
     Series("completion tokens", "num_output_tokens/mean", False),
 )
 CELLS: dict[str, str] = {f"metrics/official_{cell}/mean": cell for cell in ("tp", "fp", "fn")}
