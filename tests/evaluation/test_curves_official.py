@@ -22,9 +22,10 @@ import pytest
 
 from drugprot.core.rewards import METRIC_NAMES
 from drugprot.evaluation import curves
+from drugprot.evaluation.extraction_summary import summarize_extraction
 from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.summary import summarize
-from tests.conftest import FixtureRun
+from tests.conftest import FIXTURE_JSONL, FixtureRun
 from tests.e2e import read_episodes
 
 SCOPES = ("train/agg", "eval/drugprot-validation")
@@ -55,8 +56,14 @@ def sub_run(run_dir: Path, episodes: list[dict[str, Any]], directory: Path) -> P
     return directory
 
 
+def report(run_dir: Path) -> dict[str, Any]:
+    """``drugprot report --json``'s summary of a run (either mode)."""
+    run = load_run(run_dir)
+    return summarize_extraction(run) if run.extraction else summarize(run)
+
+
 def report_figures(run_dir: Path) -> dict[str, float]:
-    got = summarize(load_run(run_dir))
+    got = report(run_dir)
     return {
         "official F1": got["micro_f1"],
         "official precision": got["micro_precision"],
@@ -124,3 +131,63 @@ def test_prime_rl_s_own_metric_classes_give_the_reports_micro_f1(tmp_path: Path,
         assert [run.curves[(scope, "agent", name)] for name in curves.FROM_CELLS] == [
             [(0, figures[name])] for name in curves.FROM_CELLS
         ]
+
+
+# ------------------------------------------------------------------------------------------------ scored traces
+
+
+def _reply(question: Any, rng: Any) -> str:
+    """A reply of one of several shapes: the gold, a wrong type, N, no answer (pair); the gold, part of it, a
+    spurious line, a line the official scorer ignores, ``none``, no block (extraction)."""
+    from drugprot.core.extraction import answer_block
+    from drugprot.core.labels import RELATION_NAMES, letter_of
+
+    think = "<think>The abstract says how the chemical acts.</think>"
+    if question.gold is None:
+        letters = [question.answers[0], letter_of(rng.choice(RELATION_NAMES))]
+        letters += ["N"] if question.with_no_relation else []
+        return rng.choice([*(f"{think}\\boxed{{{letter}}}" for letter in letters), f"{think}no answer"])
+    gold = sorted(question.gold.relations)
+    chemical, gene = sorted(question.gold.chemicals)[0], sorted(question.gold.genes)[0]
+    lines = rng.choice(
+        [gold, gold[: len(gold) // 2], [*gold, (chemical, gene, "AGONIST")], [("T999", gene, "AGONIST")], []]
+    )
+    return rng.choice([think + answer_block(lines), f"{think}no block"])
+
+
+@pytest.mark.parametrize(
+    "knobs", [{"negatives": "all"}, {"mode": "extraction"}], ids=["pair-all-negatives", "extraction"]
+)
+async def test_cells_scored_by_the_taskset_give_the_reports_micro_scores(tmp_path: Path, knobs: dict[str, Any]) -> None:
+    """Traces scored by the real v1 taskset (``await task.score``) on the fixture, with NO-RELATION candidates (false
+    positives on negatives) and in extraction mode (lines the official scorer ignores): the step means of their
+    recorded cells give ``drugprot report``'s micro figures of the same traces, exactly."""
+    import random
+
+    from drugprot.core.options import TaskOptions
+    from drugprot.core.questions import load_questions
+    from drugprot.envs.taskset import DrugprotConfig, DrugprotTask, task_data
+    from tests.envs.traces import make_trace
+    from tests.evaluation.traces import write_run
+
+    options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), **knobs)
+    config = DrugprotConfig(id="drugprot", split="train", data_path=str(FIXTURE_JSONL), **knobs)
+    rng = random.Random(0)
+    episodes = []
+    for question in load_questions(options) * 3:  # 3 rollouts a task
+        task = DrugprotTask(task_data(question), config.task)
+        trace = make_trace(task, _reply(question, rng), None)
+        await task.score(trace)
+        dumped = trace.model_dump(mode="json")
+        episode = {"id": "e", "env": {"id": "drugprot"}, "task": dumped["task"], "run": {"type": "eval"}, "ok": True}
+        episodes.append(json.dumps(episode | {"errors": [], "traces": [dumped]}))
+    run_dir = write_run(tmp_path / "eval", episodes, negatives=knobs.get("negatives", 0))
+    traces = [json.loads(line)["traces"][0] for line in episodes]
+    run = curves.read_metrics(metrics_file(tmp_path / "train", [{"step": 0} | {
+        f"train/agg/effective/agent/metrics/{name}/mean": v for name, v in step_means(traces).items()}]))  # fmt: skip
+    counts = report(run_dir)["micro_counts"]
+    assert counts["fp"] > 0 and counts["fn"] > 0 and counts["tp"] > 0  # every cell occurs
+    figures = report_figures(run_dir)
+    assert [run.curves[("train/agg", "agent", name)] for name in curves.FROM_CELLS] == [
+        [(0, figures[name])] for name in curves.FROM_CELLS
+    ]
