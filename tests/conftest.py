@@ -118,6 +118,8 @@ SLOW_TESTS = frozenset(
         "test_e2e_v1.py::test_both_harnesses_send_the_same_chat_and_record_the_same_traces",
         "test_e2e_v1.py::test_faults_retries_and_timeouts",
         "test_report.py::test_report_on_a_real_vf_eval_run",
+        "test_curves_official.py::test_the_f1_curves_reads_is_the_reports_micro_f1_of_the_steps_rollouts",
+        "test_curves_official.py::test_prime_rl_s_own_metric_classes_give_the_reports_micro_f1",
         "test_report.py::test_report_on_a_real_vf_eval_extraction_run",
         "test_report.py::test_report_on_a_legacy_vf_eval_extraction_run",
         "test_command.py::test_demo_end_to_end",

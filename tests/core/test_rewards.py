@@ -9,6 +9,7 @@ from drugprot.core.errors import DrugprotConfigError, DrugprotLookupError
 from drugprot.core.extraction import ExtractionGold
 from drugprot.core.rewards import (
     DEFAULT_WEIGHTS,
+    METRIC_NAMES,
     PRESETS,
     REWARD_KINDS,
     REWARD_NAMES,
@@ -16,6 +17,7 @@ from drugprot.core.rewards import (
     Reward,
     Weights,
     describe,
+    recorded_metrics,
     weight_knob,
 )
 from drugprot.core.scoring import score_extraction, score_reply
@@ -159,3 +161,33 @@ def test_the_record_and_its_line() -> None:
     line = "accuracy (TP 1, FP -0.3, FN -2; states a relation when p > 0.091), weights accuracy 1, utility 0.5, "
     line += "format 0"
     assert describe(mixed.record()) == mixed.describe() == line
+
+
+# ------------------------------------------------------------------------------------------------ recorded metrics
+
+
+def test_every_rollout_records_its_accuracy_and_official_cells_unweighted() -> None:
+    """``recorded_metrics``: the raw accuracy term and the official TP/FP/FN, named ``METRIC_NAMES``, whatever the
+    reward weights (they take none)."""
+    assert METRIC_NAMES == ("correct", "official_tp", "official_fp", "official_fn")
+    pairs = {
+        "right type of a two-type pair": (score_reply(T + "\\boxed{E}", None, SUBSTRATE), (1.0, 1.0, 0.0, 1.0)),
+        "wrong type": (score_reply(T + "\\boxed{A}", None, SUBSTRATE), (0.0, 0.0, 1.0, 2.0)),
+        "no answer": (score_reply(T + "E", None, INHIBITOR), (0.0, 0.0, 0.0, 1.0)),
+        "N on a negative": (score_reply(T + "\\boxed{N}", None, NR, with_no_relation=True), (1.0, 0.0, 0.0, 0.0)),
+        "a type on a negative": (score_reply(T + "\\boxed{E}", None, NR, with_no_relation=True), (0.0, 0.0, 1.0, 0.0)),
+    }
+    for what, (score, expected) in pairs.items():
+        assert recorded_metrics(score) == dict(zip(METRIC_NAMES, expected, strict=True)), what
+    # extraction: the per-document F1 and the official cells; a line the official scorer ignores (an unknown id) is
+    # a false positive of the utility only
+    one_of_three = score_extraction(block(ALL[0], "T3 | T2 | AGONIST", "T9 | T2 | INHIBITOR"), None, GOLD)
+    assert recorded_metrics(one_of_three) == {"correct": 0.4, "official_tp": 1.0, "official_fp": 1.0,
+                                              "official_fn": 2.0}  # fmt: skip
+    assert Reward().terms(one_of_three)["utility"] == 1 - 0.5 * 2 - 2
+
+
+def test_a_scoring_error_records_zero_metrics() -> None:
+    for broken in (score_reply(12345, None, INHIBITOR), score_extraction(12345, None, GOLD)):  # type: ignore[arg-type]
+        assert broken.invalid_reason is not None and broken.invalid_reason.startswith("scoring_error")
+        assert recorded_metrics(broken) == dict.fromkeys(METRIC_NAMES, 0.0)

@@ -27,7 +27,7 @@ from drugprot.core import labels, prompts, scoring
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
-from drugprot.core.rewards import Reward
+from drugprot.core.rewards import METRIC_NAMES, Reward, recorded_metrics
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
@@ -339,13 +339,15 @@ def test_bad_data_fails_at_load(tmp_path: Path) -> None:
 def test_rubric_functions_and_weights() -> None:
     env = load_environment(data_path=str(FIXTURE_JSONL))
     ours = env.rubric.rubrics[0]
-    assert [f.__name__ for f in ours.funcs] == ["accuracy", "utility", "format", "answered"]
-    assert ours.weights == [0.0, 1.0, 0.1, 0.0]  # the default reward: utility + 0.1 x format
+    # the weighted terms, then the zero-weight metrics: answered, the raw accuracy and the official cells
+    assert [f.__name__ for f in ours.funcs] == ["accuracy", "utility", "format", "answered", *METRIC_NAMES]
+    metrics = [0.0] * (1 + len(METRIC_NAMES))
+    assert ours.weights == [0.0, 1.0, 0.1, *metrics]  # the default reward: utility + 0.1 x format
     assert all(w == 0.0 for r in env.rubric.rubrics[1:] for w in r.weights)  # the monitor adds no reward
     custom = load_environment(data_path=str(FIXTURE_JSONL), accuracy_weight=0.7, format_weight=0.3)
-    assert custom.rubric.rubrics[0].weights == [0.7, 1.0, 0.3, 0.0]
+    assert custom.rubric.rubrics[0].weights == [0.7, 1.0, 0.3, *metrics]
     seed = load_environment(data_path=str(FIXTURE_JSONL), reward="accuracy")
-    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.1, 0.0]
+    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.1, *metrics]
 
 
 def _message(content: str | None, reasoning: str | None) -> Any:
@@ -418,6 +420,11 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
         trace.metrics["answered"]
     ) == (accuracy, pytest.approx(utility), fmt, float(letter is not None))  # fmt: skip
     assert output["metrics"]["accuracy"] == accuracy and output["metrics"]["format"] == fmt
+    official = recorded_metrics(
+        scoring.score_reply(content, reasoning, GOLD)
+    )  # the raw accuracy and the official cells
+    assert {name: output[name] for name in METRIC_NAMES} == {name: trace.metrics[name] for name in METRIC_NAMES}
+    assert {name: output["metrics"][name] for name in METRIC_NAMES} == official
     assert output["info"]["drugprot"] == trace.info["drugprot"] == record  # the key the report reads
     # The legacy client rejects a reply with neither content nor reasoning; the rollout still scores 0.
     assert (output.get("error") is not None) == (content is None and reasoning is None)
@@ -450,6 +457,10 @@ def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any]
             trace.rewards[name].score for name in ("accuracy", "utility", "format")
         ]
         assert output["info"]["drugprot"] == trace.info["drugprot"]
+        # the official cells and the raw accuracy, unweighted whatever the knobs, alike on both stacks
+        official = recorded_metrics(scoring.score_reply(content, None, GOLD))
+        assert {name: output[name] for name in METRIC_NAMES} == {name: trace.metrics[name] for name in METRIC_NAMES}
+        assert {name: trace.metrics[name] for name in METRIC_NAMES} == official
         got.append(round(trace.reward, 9))
     assert got == [round(r, 9) for r in rewards]
 

@@ -30,7 +30,8 @@ import drugprot
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
-from drugprot.core.rewards import DEFAULT_WEIGHTS, REWARD_NAMES, Weights, weight_knob
+from drugprot.core.rewards import DEFAULT_WEIGHTS, METRIC_NAMES, REWARD_NAMES, Weights, recorded_metrics, weight_knob
+from drugprot.core.scoring import score_reply
 from drugprot.envs.harness import HARNESS_ID
 from drugprot.envs.taskset import (
     INFO_KEY,
@@ -157,8 +158,44 @@ async def test_the_weighted_rewards_are_the_tasks_rewards() -> None:
     assert {name: reward.weight for name, reward in trace.rewards.items()} == {
         name: DEFAULT_WEIGHTS.of(name) for name in REWARD_NAMES
     }
-    assert list(trace.metrics) == ["answered"]
+    assert sorted(trace.metrics) == sorted(["answered", *METRIC_NAMES])
     assert {weight_knob(name) for name in REWARD_NAMES} <= set(DrugprotConfig.model_fields)
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [{}, {"reward": "accuracy"}, {"accuracy_weight": 0.0, "utility_weight": 0.0, "format_weight": 0.0}],
+    ids=["utility", "accuracy", "all-weights-zero"],
+)
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (T + "\\boxed{E}", (1.0, 1.0, 0.0, 1.0)),  # one of the two gold types: 1 TP, the other type 1 FN
+        (T + "\\boxed{A}", (0.0, 0.0, 1.0, 2.0)),  # a wrong type: 1 FP, both gold types FN
+        (T + "E", (0.0, 0.0, 0.0, 2.0)),  # no answer: both gold types FN
+    ],
+    ids=["right", "wrong", "no-answer"],
+)
+async def test_every_rollout_records_its_official_cells_unweighted(knobs, reply, expected) -> None:
+    """``correct`` and the official cells are metrics (never summed into the reward), the same under every weight:
+    prime-rl logs them as ``metrics/<name>/mean`` whatever the recipe trains on."""
+    task = make_task(GOLD, **knobs)
+    trace = make_trace(task, reply, None)
+    await task.score(trace)
+    recorded = {name: trace.metrics[name] for name in METRIC_NAMES}
+    assert recorded == dict(zip(METRIC_NAMES, expected, strict=True))
+    assert recorded == recorded_metrics(score_reply(reply, None, GOLD))
+    assert set(trace.rewards) == set(REWARD_NAMES)  # no metric among the weighted rewards
+
+
+async def test_a_scoring_error_records_zero_metrics_and_its_reason() -> None:
+    """A task whose gold cannot be read (a malformed extraction record) scores 0 everywhere, reason recorded."""
+    task = make_task(GOLD)
+    broken = DrugprotTask(task.data.model_copy(update={"extraction": {"relations": "not a list"}}), task.config)
+    trace = make_trace(broken, T + "<relations>none</relations>", None)
+    await broken.score(trace)
+    assert {name: trace.metrics[name] for name in METRIC_NAMES} == dict.fromkeys(METRIC_NAMES, 0.0)
+    assert trace.info[INFO_KEY]["invalid_reason"].startswith("scoring_error: malformed extraction gold record")
 
 
 # ------------------------------------------------------------------------------------------------ folding

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from drugprot.core.errors import DrugprotError
-from drugprot.evaluation import curves
+from drugprot.evaluation import curves, curves_plot
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.test_plots import assert_png, no_temporary_files
 
@@ -200,19 +200,26 @@ def test_the_curves_of_a_prime_rl_metrics_file(tmp_path: Path) -> None:
         "line 27: invalid JSON (Expecting ',' delimiter: line 1 column 26 (char 25)); a partial write?"
     ]
     train = ("train/agg", "agent")
-    assert run.curves[(*train, "accuracy")] == [(0, 0.25), (1, 0.5), (2, 0.75), (3, 0.75)]
+    assert run.curves[(*train, "accuracy reward")] == [(0, 0.25), (1, 0.5), (2, 0.75), (3, 0.75)]
     steps, rewards = zip(*run.curves[(*train, "reward")], strict=True)  # accuracy + 0.1 x format, in floats
     assert steps == (0, 1, 2, 3) and rewards == pytest.approx((0.35, 0.6, 0.85, 0.85), abs=1e-12)
-    assert run.curves[(*train, "format")] == [(s, 1.0) for s in range(4)]
+    assert run.curves[(*train, "format reward")] == [(s, 1.0) for s in range(4)]
     assert run.curves[(*train, "answered")] == [(s, 1.0) for s in range(4)]
     assert run.curves[(*train, "completion tokens")] == [(0, 750.0), (1, 500.0), (2, 350.0), (3, 300.0)]
     evals = ("eval/drugprot-validation", "agent")
-    assert run.curves[(*evals, "accuracy")] == [(0, 0.25), (2, 0.75)]
-    # a run made before the reward knob logs no rewards/utility, and prime-rl none of the sandbox's held-out F1 / N
-    # share (bench.rl_sim): every other curve
-    not_logged = {"utility", "official F1", "N / none share"}
-    logged = [s.name for s in curves.SERIES if s.name not in not_logged]
-    assert set(run.curves) == {(*train, name) for name in logged} | {(*evals, name) for name in logged}
+    assert run.curves[(*evals, "accuracy reward")] == [(0, 0.25), (2, 0.75)]
+    assert (
+        run.curves[(*train, "trainable share")]
+        == run.curves[(*train, "admitted share")]
+        == [(s, 1.0) for s in range(4)]
+    )
+    # a run made before the reward knob logs no rewards/utility, before the official metrics no cells nor correct, and
+    # prime-rl none of the sandbox's held-out F1 / N share (bench.rl_sim): every other curve; the trainable and
+    # admitted shares are train metrics (TrainMetrics)
+    not_logged = {"utility reward", *curves.FROM_CELLS, "raw accuracy", "N / none share"}
+    logged = {s.name for s in curves.SERIES} - not_logged
+    shares = {"trainable share", "admitted share"}
+    assert set(run.curves) == {(*train, name) for name in logged} | {(*evals, name) for name in logged - shares}
 
 
 def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -> None:
@@ -221,13 +228,15 @@ def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -
         "  26 lines, 4 steps; skipped 0 bad lines",
         "  curve                                              last (step)       best (step)  points",
         "  train reward                                         0.850 (3)         0.850 (2)       4",
-        "  train accuracy                                       0.750 (3)         0.750 (2)       4",
-        "  train format                                         1.000 (3)         1.000 (0)       4",
+        "  train accuracy reward                                0.750 (3)         0.750 (2)       4",
+        "  train format reward                                  1.000 (3)         1.000 (0)       4",
         "  train answered                                       1.000 (3)         1.000 (0)       4",
+        "  train trainable share                                1.000 (3)                 -       4",
+        "  train admitted share                                 1.000 (3)                 -       4",
         "  train completion tokens                              300.0 (3)                 -       4",
         "  eval/drugprot-validation reward                      0.850 (2)         0.850 (2)       2",
-        "  eval/drugprot-validation accuracy                    0.750 (2)         0.750 (2)       2",
-        "  eval/drugprot-validation format                      1.000 (2)         1.000 (0)       2",
+        "  eval/drugprot-validation accuracy reward             0.750 (2)         0.750 (2)       2",
+        "  eval/drugprot-validation format reward               1.000 (2)         1.000 (0)       2",
         "  eval/drugprot-validation answered                    1.000 (2)         1.000 (0)       2",
         "  eval/drugprot-validation completion tokens           200.0 (2)                 -       2",
     ]
@@ -279,7 +288,7 @@ def test_non_numeric_and_non_finite_values_are_ignored_not_the_line(tmp_path: Pa
     (tmp_path / "metrics.jsonl").write_text(line + "\n", encoding="utf-8")
     run = curves.read_metrics(tmp_path / "metrics.jsonl")
     assert run.skipped == []
-    assert run.curves == {("train/agg", "agent", "accuracy"): [(2, 0.5)]}
+    assert run.curves == {("train/agg", "agent", "accuracy reward"): [(2, 0.5)]}
 
 
 @pytest.mark.parametrize(
@@ -311,7 +320,7 @@ def test_a_trainer_only_file_reads_and_says_it_has_no_rl_curves(
         log_metrics(lines, {**metrics, "step": 0}, 0, T0)
     (tmp_path / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
     assert cli_main(["curves", str(tmp_path)]) == 0
-    assert "no reward, accuracy, utility, format, answered or completion-length metrics" in capsys.readouterr().out
+    assert "no reward, official-metric, accuracy, answered or completion-length metrics" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------------ CLI, plots
@@ -327,7 +336,7 @@ def test_cli_prints_the_table_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert [r["name"] for r in payload["runs"]] == ["r1", "r1"]
     first = payload["runs"][0]["curves"][1]
     assert first == {
-        "curve": "train accuracy",
+        "curve": "train accuracy reward",
         "key": "train/agg/effective/agent/rewards/accuracy/mean",
         "points": 4,
         "last": 0.75,
@@ -345,92 +354,183 @@ def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.Ca
     png = tmp_path / "curves.png"
     assert cli_main(["curves", str(short_run), str(long_run), "--plot", str(png)]) == 0
     assert f"wrote the curves to {png}" in capsys.readouterr().err
-    assert_png(png, min_size=(1600, 800), max_size=(2200, 1200))
+    assert_png(png, min_size=(1600, 700), max_size=(2800, 1300))
     assert no_temporary_files(tmp_path)
 
-    fig = curves.curves_figure([curves.read_metrics(short_run), curves.read_metrics(long_run)])
-    title = fig._suptitle.get_text()
-    assert title == f"drugprot curves\n[1] baseline-lr1e-6\n[2] {long_name}"  # whole names: the middle tells them apart
-    assert [ax.get_title() for ax in fig.axes] == [title for title, _, _ in curves.PANELS]
+    fig = curves_plot.curves_figure([curves.read_metrics(short_run), curves.read_metrics(long_run)])
+    assert fig._suptitle.get_text() == "drugprot curves: 2 runs"  # a short title; the runs are in the legend
+    # only the panels with data (these runs log no official cells), train above eval
     assert [ax.get_title() for ax in fig.axes] == [
-        "train reward / utility",
-        "train accuracy",
-        "train format / answered",
-        "eval reward / utility",
-        "eval accuracy / official F1",
+        "train reward",
+        "train answered / shares",
         "train completion length (tokens)",
-    ]  # one kind of number per column, train above eval
-    shared_x = fig.axes[0].get_shared_x_axes()
-    assert all(shared_x.joined(fig.axes[0], ax) for ax in fig.axes[1:])  # train and eval on one step axis
-    # train and eval reward (0.35 ... 0.85 over both) share one y-range
-    assert fig.axes[0].get_ylim() == fig.axes[3].get_ylim() == pytest.approx((0.325, 0.875))
-    assert fig.axes[1].get_ylim() == fig.axes[4].get_ylim() == fig.axes[2].get_ylim() == (-0.03, 1.03)
-    accuracy = fig.axes[1].get_lines()
-    assert [line.get_label() for line in accuracy] == [
-        "[1] baseline-lr1e-6",
-        "[2] drugprot-trinity-m…perature0.7-seed0",
+        "eval reward",
+        "eval answered",  # a panel of one curve is named after it
+        "eval completion length (tokens)",
     ]
-    assert fig.axes[1].get_ylim() == (-0.03, 1.03)
-    assert list(accuracy[1].get_xdata()) == [0, 1, 2, 3] and list(accuracy[1].get_ydata()) == [0.25, 0.5, 0.75, 0.75]
-    assert [line.get_label() for line in fig.axes[2].get_lines()] == [
-        "[1] baseline-lr1e-6 train answered",
-        "[1] baseline-lr1e-6 train format",
-        "[2] drugprot-trinity-m…perature0.7-seed0 train answered",
-        "[2] drugprot-trinity-m…perature0.7-seed0 train format",
+    assert all(ax.get_xlim() == fig.axes[0].get_xlim() for ax in fig.axes)  # one step axis
+    # train and eval reward (0.25 ... 1.0 over both: reward, accuracy and format rewards) share one y-range
+    assert fig.axes[0].get_ylim() == fig.axes[3].get_ylim() == pytest.approx((0.2125, 1.0375))
+    assert fig.axes[1].get_ylim() == fig.axes[4].get_ylim() == (-0.03, 1.03)
+    reward_lines = fig.axes[0].get_lines()
+    assert [line.get_label() for line in reward_lines] == [
+        "[1] train reward",
+        "[1] train accuracy reward",
+        "[1] train format reward",
+        "[2] train reward",
+        "[2] train accuracy reward",
+        "[2] train format reward",
     ]
-    assert list(fig.axes[4].get_lines()[0].get_xdata()) == [0, 2]
+    assert list(reward_lines[4].get_xdata()) == [0, 1, 2, 3]
+    assert list(reward_lines[4].get_ydata()) == [0.25, 0.5, 0.75, 0.75]
+    assert reward_lines[0].get_color() != reward_lines[3].get_color()  # colour: the run
+    assert [line.get_linestyle() for line in reward_lines[:3]] == ["-", "--", ":"]  # style: the curve
+    assert list(fig.axes[3].get_lines()[0].get_xdata()) == [0, 2]
+    # the legends stay off the data: line styles above each panel, the runs (whole names) under the panels
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "reward",
+        "accuracy reward",
+        "format reward",
+    ]
+    assert fig.axes[2].get_legend() is None  # one curve: the title says it
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if ax.get_legend() is not None:
+            assert not ax.get_legend().get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+    (runs_legend,) = fig.legends
+    assert [t.get_text() for t in runs_legend.get_texts()] == ["[1] baseline-lr1e-6", f"[2] {long_name}"]
+    lowest = min(ax.get_window_extent(renderer).y0 for ax in fig.axes)
+    assert runs_legend.get_window_extent(renderer).y1 < lowest
 
 
-def test_a_panel_without_data_says_so(tmp_path: Path) -> None:
+def run_with(directory: Path, series: dict[str, list[float]]) -> curves.RunMetrics:
+    """A run logging ``series`` (key -> value per step from 0) on the train line."""
+    lines: list[str] = []
+    steps = len(next(iter(series.values())))
+    for step in range(steps):
+        log_metrics(lines, {key: values[step] for key, values in series.items()}, step, T0)
+    directory.mkdir(parents=True)
+    (directory / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
+    return curves.read_metrics(directory)
+
+
+AGENT = "train/agg/effective/agent"
+
+
+def test_runs_of_scales_orders_of_magnitude_apart_get_a_panel_each(tmp_path: Path) -> None:
+    """Pair utilities (-1.5 .. 1.1) next to extraction utilities (-14 .. 2) are not flattened onto one range."""
+    pytest.importorskip("matplotlib")
+    assert curves_plot.scale_groups([1.2, 14.0, 1.5, 0.0]) == [[0, 2, 3], [1]]
+    assert curves_plot.scale_groups([1.0, 4.9]) == [[0, 1]] and curves_plot.scale_groups([1.0, 5.1]) == [[0], [1]]
+    pair = run_with(tmp_path / "pair", {f"{AGENT}/rewards/utility/mean": [-1.5, -0.5, 1.1]})
+    extraction = run_with(tmp_path / "extraction", {f"{AGENT}/rewards/utility/mean": [-14.0, -6.0, 2.0]})
+    pair_too = run_with(tmp_path / "pair-2", {f"{AGENT}/rewards/utility/mean": [-1.0, 0.0, 0.5]})
+    fig = curves_plot.curves_figure([pair, extraction, pair_too])
+    assert [ax.get_title() for ax in fig.axes] == [
+        "train utility reward · runs [1] [3]",
+        "train utility reward · runs [2]",
+    ]
+    assert fig.axes[0].get_ylim() == pytest.approx((-1.63, 1.23))
+    assert fig.axes[1].get_ylim() == pytest.approx((-14.8, 2.8))
+
+
+def test_the_official_metric_and_the_shares_are_drawn_on_the_rate_axis(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    run = run_with(
+        tmp_path / "run",
+        {
+            f"{AGENT}/metrics/official_tp/mean": [0.25, 0.5],
+            f"{AGENT}/metrics/official_fp/mean": [0.5, 0.25],
+            f"{AGENT}/metrics/official_fn/mean": [0.75, 0.5],
+            f"{AGENT}/metrics/correct/mean": [0.5, 0.75],
+            f"{AGENT}/is_trainable/mean": [0.9, 0.6],
+            f"{AGENT}/is_admitted/mean": [1.0, 0.8],
+        },
+    )
+    assert run.curves[("train/agg", "agent", "official F1")] == [(0, 2 / 7), (1, 4 / 7)]
+    assert run.curves[("train/agg", "agent", "official precision")] == [(0, 1 / 3), (1, 2 / 3)]
+    assert run.curves[("train/agg", "agent", "official recall")] == [(0, 0.25), (1, 0.5)]
+    fig = curves_plot.curves_figure([run])
+    assert [ax.get_title() for ax in fig.axes] == ["train official F1 / raw accuracy", "train answered / shares"]
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == [
+        "[1] train official F1",
+        "[1] train official precision",
+        "[1] train official recall",
+        "[1] train raw accuracy",
+    ]
+    assert [line.get_label() for line in fig.axes[1].get_lines()] == [
+        "[1] train trainable share",
+        "[1] train admitted share",
+    ]
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim() == (-0.03, 1.03)
+
+
+def test_a_file_without_curves_draws_one_panel_that_says_so(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     lines: list[str] = []
-    log_metrics(lines, train_line(0, *TRAIN[0]), 0, T0)
+    for metrics in trainer_lines(0):
+        log_metrics(lines, {**metrics, "step": 0}, 0, T0)
     (tmp_path / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
-    fig = curves.curves_figure([curves.read_metrics(tmp_path)])
-    eval_panel = fig.axes[4]
-    assert [t.get_text() for t in eval_panel.texts] == ["not in metrics.jsonl"]
+    fig = curves_plot.curves_figure([curves.read_metrics(tmp_path)])
+    (panel,) = fig.axes
+    assert [t.get_text() for t in panel.texts] == [
+        "no reward, official-metric, accuracy, answered or completion-length curves in metrics.jsonl"
+    ]
     png = tmp_path / "one.png"
-    curves.plot_curves([curves.read_metrics(tmp_path)], png)
-    assert_png(png, min_size=(1600, 800), max_size=(2200, 1200))
+    curves_plot.plot_curves([curves.read_metrics(tmp_path)], png)
+    assert_png(png, min_size=(500, 300), max_size=(1000, 800), min_ink=0.005)  # one line of text
 
 
 def test_a_long_curve_is_drawn_faint_under_its_trailing_mean(tmp_path: Path) -> None:
-    assert [curves.smoothing_window(n) for n in (1, 20, 21, 300, 1000)] == [1, 1, 5, 6, 20]
-    assert curves.trailing_mean([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3) == [1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
-    assert curves.trailing_mean([2.0, 4.0], 1) == [2.0, 4.0]
-    lines: list[str] = []
-    for step in range(40):
-        log_metrics(lines, {"train/agg/effective/agent/rewards/accuracy/mean": float(step % 2)}, step, T0)
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
-    raw, mean = curves.curves_figure([curves.read_metrics(tmp_path / "run")]).axes[1].get_lines()
+    pytest.importorskip("matplotlib")
+    assert [curves_plot.smoothing_window(n) for n in (1, 20, 21, 300, 1000)] == [1, 1, 5, 6, 20]
+    assert curves_plot.trailing_mean([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3) == [1.0, 1.5, 2.0, 3.0, 4.0, 5.0]
+    assert curves_plot.trailing_mean([2.0, 4.0], 1) == [2.0, 4.0]
+    run = run_with(tmp_path / "run", {f"{AGENT}/rewards/accuracy/mean": [float(s % 2) for s in range(40)]})
+    fig = curves_plot.curves_figure([run])
+    raw, mean = fig.axes[0].get_lines()
     assert list(raw.get_ydata()) == [float(s % 2) for s in range(40)] and raw.get_alpha() == 0.25
-    assert mean.get_label() == "[1] run (mean of 5)"
+    assert mean.get_label() == "[1] train accuracy reward (mean of 5)"
     assert list(mean.get_ydata())[:6] == [0.0, 0.5, 1 / 3, 0.5, 0.4, 0.6]
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-1].startswith("faint: every step")
+
+
+def test_one_huge_value_does_not_zero_the_trailing_mean_after_it() -> None:
+    """A running total that adds 1e17 and subtracts it again has lost every small value around it (issue 31): the
+    smoothing stays the mean of the plotted values whatever their magnitude."""
+    values = [0.5] * 10 + [1e17] + [0.5] * 10
+    smoothed = curves_plot.trailing_mean(values, 5)
+    assert smoothed[:10] == [0.5] * 10
+    assert smoothed[10:15] == [(0.5 * 4 + 1e17) / 5] * 5
+    assert smoothed[15:] == [0.5] * 6
 
 
 def test_the_utility_reward_is_a_curve_drawn_with_the_reward(tmp_path: Path) -> None:
     """A run with the ``reward`` knob logs ``rewards/utility/mean``: it is read, tabled and drawn in the reward
-    panels next to the total reward."""
-    lines: list[str] = []
-    for step, (utility, accuracy) in enumerate(((-0.4, 0.3), (0.2, 0.5))):
-        agent = "train/agg/effective/agent"
-        metrics = {f"{agent}/reward/mean": utility + 0.1, f"{agent}/rewards/utility/mean": utility,
-                   f"{agent}/rewards/accuracy/mean": accuracy}  # fmt: skip
-        log_metrics(lines, metrics, step, T0)
-    run_dir = tmp_path / "utility-run"
-    run_dir.mkdir()
-    (run_dir / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
-    run = curves.read_metrics(run_dir)
-    assert run.curves[("train/agg", "agent", "utility")] == [(0, -0.4), (1, 0.2)]
-    assert [row["curve"] for row in curves.summary(run)] == ["train reward", "train accuracy", "train utility"]
+    panel next to the total reward."""
+    run = run_with(
+        tmp_path / "utility-run",
+        {
+            f"{AGENT}/reward/mean": [-0.3, 0.3],
+            f"{AGENT}/rewards/utility/mean": [-0.4, 0.2],
+            f"{AGENT}/rewards/accuracy/mean": [0.3, 0.5],
+        },
+    )
+    assert run.curves[("train/agg", "agent", "utility reward")] == [(0, -0.4), (1, 0.2)]
+    assert [row["curve"] for row in curves.summary(run)] == [
+        "train reward",
+        "train accuracy reward",
+        "train utility reward",
+    ]
     assert [(row["last"], row["best"], row["best_step"]) for row in curves.summary(run)][2] == (0.2, 0.2, 1)
     pytest.importorskip("matplotlib")
-    fig = curves.curves_figure([run])
-    assert fig.axes[0].get_title() == "train reward / utility"
+    fig = curves_plot.curves_figure([run])
+    assert fig.axes[0].get_title() == "train reward"
     assert [line.get_label() for line in fig.axes[0].get_lines()] == [
-        "[1] utility-run train reward",
-        "[1] utility-run train utility",
+        "[1] train reward",
+        "[1] train utility reward",
+        "[1] train accuracy reward",
     ]
 
 
@@ -473,5 +573,67 @@ def test_plot_never_replaces_the_metrics_file_and_an_existing_file_needs_overwri
     ],
 )
 def test_shared_range_shows_every_value(values: list[float], expected: tuple[float, float] | None) -> None:
-    got = curves.shared_range(values)
+    got = curves_plot.shared_range(values)
     assert got == (None if expected is None else pytest.approx(expected))
+
+
+# ------------------------------------------------------------------------------------------------ official metric
+
+
+def test_the_official_scores_of_step_means_are_the_micro_scores_of_the_sums_bit_for_bit() -> None:
+    """prime-rl logs ``sum / n`` of each cell; ``official_scores`` of those means equals ``prf`` of the integer
+    sums exactly (not to a tolerance), for every batch size up to ``MAX_ROLLOUTS``."""
+    import random
+
+    from drugprot.core.metrics import prf
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        n = rng.choice([1, 2, 3, 7, 27, 64, 100, 256, 1000, 4096, rng.randint(1, curves.MAX_ROLLOUTS)])
+        per_rollout = rng.choice([1, 3, 40])  # pair tasks have a few cells, extraction abstracts dozens
+        tp, fp, fn = (rng.randint(0, per_rollout * n) for _ in range(3))
+        assert curves.official_scores(tp / n, fp / n, fn / n) == prf(tp, fp, fn), (n, tp, fp, fn)
+    assert curves.official_scores(0.0, 0.0, 0.0) == (0.0, 0.0, 0.0)  # no cell at all: 0, as the report
+    assert curves.official_scores(0.1234, 0.5, 0.25) == pytest.approx(prf(1234, 5000, 2500))  # rounded means: theirs
+
+
+def test_cells_give_the_official_curves_and_replace_a_logged_f1(tmp_path: Path) -> None:
+    lines: list[str] = []
+    evals = "eval/heldout/effective/agent"
+    for step, (tp, fp, fn) in enumerate(((1, 1, 2), (2, 1, 1))):
+        cells = {
+            f"{evals}/metrics/official_{name}/mean": value / 3 for name, value in (("tp", tp), ("fp", fp), ("fn", fn))
+        }
+        log_metrics(lines, {f"{evals}/metrics/official_f1/mean": 0.99, **cells}, step, T0)
+    log_metrics(lines, {f"{evals}/metrics/official_f1/mean": 0.42}, 2, T0)  # the sandbox's logged F1, no cells
+    (tmp_path / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
+    run = curves.read_metrics(tmp_path)
+    assert run.curves[("eval/heldout", "agent", "official F1")] == [(0, 2 / 5), (1, 4 / 6)]
+    rows = {row["curve"]: row for row in curves.summary(run)}
+    assert rows["eval/heldout official F1"]["key"] == "eval/heldout/effective/agent/metrics/official_{tp,fp,fn}/mean"
+    assert list(rows) == ["eval/heldout official F1", "eval/heldout official precision", "eval/heldout official recall"]
+    # two of three cells: nothing computed, the logged F1 read as it is
+    (tmp_path / "metrics.jsonl").write_text(
+        json.dumps({"step": 0, f"{evals}/metrics/official_tp/mean": 0.5, f"{evals}/metrics/official_fp/mean": 0.5,
+                    f"{evals}/metrics/official_f1/mean": 0.42}) + "\n", encoding="utf-8")  # fmt: skip
+    run = curves.read_metrics(tmp_path)
+    assert run.curves == {("eval/heldout", "agent", "official F1"): [(0, 0.42)]}
+    assert curves.summary(run)[0]["key"] == f"{evals}/metrics/official_f1/mean"
+
+
+def test_curves_of_several_eval_environments_are_told_apart_by_style_and_name(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    keys = {f"eval/{env}/effective/agent/metrics/{name}/mean": [0.2, 0.4] for env in ("a", "b")
+            for name in ("official_f1", "correct")}  # fmt: skip
+    keys["eval/a/effective/agent/metrics/none_share/mean"] = [0.5, 0.5]
+    fig = curves_plot.curves_figure([run_with(tmp_path / "run", keys)])
+    panel = fig.axes[0]
+    assert panel.get_title() == "eval official F1 / raw accuracy"
+    assert [t.get_text() for t in panel.get_legend().get_texts()] == [
+        "official F1 (eval/a)",
+        "official F1 (eval/b)",
+        "raw accuracy (eval/a)",
+        "raw accuracy (eval/b)",
+    ]
+    assert len({str(line.get_linestyle()) for line in panel.get_lines()}) == 4  # one style per curve
+    assert fig.axes[1].get_title() == "eval N / none share"  # a panel of one curve is named after it

@@ -19,23 +19,33 @@ def test_drugprot_curves_reads_every_curve_of_the_example() -> None:
     metrics = curves.read_metrics(build_metrics.RUN_DIR)
     assert (metrics.name, metrics.lines, metrics.steps, metrics.skipped) == ("synthetic-prime-rl-run", 127, 60, [])
     rows = {row["curve"]: row for row in curves.summary(metrics)}
-    assert list(rows) == [
-        "train reward",
-        "train accuracy",
-        "train format",
-        "train answered",
-        "train completion tokens",
-        "eval/drugprot-validation reward",
-        "eval/drugprot-validation accuracy",
-        "eval/drugprot-validation format",
-        "eval/drugprot-validation answered",
-        "eval/drugprot-validation completion tokens",
-    ]
-    assert [rows["train reward"]["points"], rows["eval/drugprot-validation accuracy"]["points"]] == [60, 7]
-    # shaped like a run that learns: accuracy ends above where it started, completions shorten
-    train_accuracy = metrics.curves[("train/agg", "agent", "accuracy")]
+    every = [s.name for s in curves.SERIES if s.name != "N / none share"]  # the sandbox's share only
+    evals = [name for name in every if name not in ("trainable share", "admitted share")]  # train metrics only
+    assert list(rows) == [f"train {name}" for name in every] + [f"eval/drugprot-validation {name}" for name in evals]
+    assert [rows["train reward"]["points"], rows["eval/drugprot-validation official F1"]["points"]] == [60, 7]
+    # the default recipe: the accuracy reward weighs 0, its raw accuracy is a metric
+    assert rows["train accuracy reward"]["best"] == 0.0 and rows["train raw accuracy"]["last"] > 0.5
+    # shaped like a run that learns: official F1 and raw accuracy end above where they started, completions shorten,
+    # fewer rollouts carry a gradient
+    for name in ("official F1", "raw accuracy"):
+        train = metrics.curves[("train/agg", "agent", name)]
+        assert train[-1][1] > train[0][1] + 0.15, name
     tokens = metrics.curves[("train/agg", "agent", "completion tokens")]
-    assert train_accuracy[-1][1] > train_accuracy[0][1] + 0.2 and tokens[-1][1] < tokens[0][1] - 300
+    trainable = metrics.curves[("train/agg", "agent", "trainable share")]
+    assert tokens[-1][1] < tokens[0][1] - 300 and trainable[-1][1] < trainable[0][1] - 0.3
+
+
+def test_the_official_f1_is_that_of_the_step_s_rollouts() -> None:
+    """The file logs the means of whole rollouts' cells (``TRAIN_ROLLOUTS`` a step): ``curves`` reads back the
+    micro-F1 of the step's summed cells exactly."""
+    from drugprot.core.metrics import prf
+
+    line = build_metrics.metrics_lines()[1]
+    n, prefix = build_metrics.TRAIN_ROLLOUTS, "train/agg/effective/agent/metrics"
+    sums = [line[f"{prefix}/official_{cell}/mean"] * n for cell in ("tp", "fp", "fn")]
+    assert all(total == round(total) for total in sums)
+    f1 = prf(*(round(total) for total in sums))[2]
+    assert curves.read_metrics(build_metrics.RUN_DIR).curves[("train/agg", "agent", "official F1")][0] == (0, f1)
 
 
 def test_the_readme_command_runs_on_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -142,6 +142,26 @@ def utility(score: Scored, costs: Costs) -> float:
     return costs.utility(score.tp, false_positives(score), score.fn)
 
 
+METRIC_NAMES: Final = ("correct", "official_tp", "official_fp", "official_fn")
+"""The unweighted metrics every rollout records, whatever the reward weights (the v1 ``@vf.metric`` methods and the
+v0 rubric's zero-weight functions; prime-rl logs each as ``<prefix>/metrics/<name>/mean``): ``correct``, the raw
+accuracy term (0..1), and the official metric's cells of the task. The official micro-F1 of a set of rollouts is
+``2·TP / (2·TP + FP + FN)`` over these cells' sums, or over their means (one denominator), so a step's mean
+metrics give its rollouts' micro-F1 exactly (``drugprot.evaluation.curves``)."""
+
+
+def recorded_metrics(score: Scored) -> dict[str, float]:
+    """The ``METRIC_NAMES`` of a scored reply: its accuracy term and its official TP, FP and FN (the official
+    scorer's cells: in extraction mode the lines it ignores are not false positives here, unlike the utility's).
+    A scoring error has no cells: every metric 0 (its reason is in the rollout's prediction record)."""
+    return {
+        "correct": float(score.accuracy),
+        "official_tp": float(score.tp),
+        "official_fp": float(score.fp),
+        "official_fn": float(score.fn),
+    }
+
+
 def _number(value: float) -> str:
     return f"{value:g}"
 

@@ -16,7 +16,8 @@ the v1 taskset uses), parsing from ``drugprot.core.parsing`` and rewards from ``
   OpenAI client fills it from a provider's ``reasoning``/``reasoning_content`` field).
 - Rewards ``accuracy``, ``utility`` and ``format`` are the terms of ``TaskOptions.make_reward()`` with its weights
   (the ``reward`` preset, with the weight knobs set over it: the one reading of the weights, which the v1
-  ``DrugprotConfig`` folds into verifiers' ``task.rewards``); ``answered`` is a zero-weight metric. The
+  ``DrugprotConfig`` folds into verifiers' ``task.rewards``); ``answered``, ``correct`` and the official cells
+  ``official_tp``/``official_fp``/``official_fn`` are zero-weight metrics. The
   prediction record (``letter``, ``label``, ``invalid_reason``, ``format_reason``) goes to
   ``state["info"]["drugprot"]``, with the run's ``versions`` (``drugprot.core.versions``), which the legacy
   ``results.jsonl`` keeps per rollout as ``info.drugprot`` (the v1 path keeps the same record in
@@ -43,7 +44,15 @@ from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
 from drugprot.core.parsing import parse_reply
 from drugprot.core.prompts import system_prompt
 from drugprot.core.questions import Question, load_questions, validate_source
-from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_REWARD, Reward, utility
+from drugprot.core.rewards import (
+    DEFAULT_FN_COST,
+    DEFAULT_FP_COST,
+    DEFAULT_REWARD,
+    METRIC_NAMES,
+    Reward,
+    recorded_metrics,
+    utility,
+)
 from drugprot.core.scoring import INFO_KEY, ExtractionScore, Score, score_task_reply
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
@@ -251,9 +260,24 @@ def _reward_functions(reward: Reward, versions: Mapping[str, Any] | None) -> tup
     return accuracy, utility_, format, answered
 
 
+def _metric_functions(versions: Mapping[str, Any] | None) -> tuple[Callable[..., float], ...]:
+    """The rubric's zero-weight official metrics, one per ``rewards.METRIC_NAMES`` entry (its ``__name__``):
+    ``correct`` and the official cells, the values of ``rewards.recorded_metrics``."""
+
+    def metric(name: str) -> Callable[..., float]:
+        def recorded(completion: Any, info: dict[str, Any]) -> float:
+            return recorded_metrics(_score(completion, info, versions))[name]
+
+        recorded.__name__ = recorded.__qualname__ = name
+        return recorded
+
+    return tuple(metric(name) for name in METRIC_NAMES)
+
+
 def make_rubric(parser: Any, reward: Reward | None = None, versions: Mapping[str, Any] | None = None) -> Any:
     """The legacy ``vf.Rubric``: ``accuracy``, ``utility`` and ``format`` with ``reward``'s weights (default: the
-    default ``Reward``), ``answered`` at weight 0.
+    default ``Reward``); ``answered`` and the official metrics ``correct``, ``official_tp``, ``official_fp``,
+    ``official_fn`` (``rewards.METRIC_NAMES``) at weight 0, recorded whatever the weights.
 
     Each reward function's weight is looked up by its name in the reward's weights (``Weights.of``), as the v1
     taskset's ``task.rewards`` entries are: one table of weights for both stacks. ``versions``
@@ -263,7 +287,8 @@ def make_rubric(parser: Any, reward: Reward | None = None, versions: Mapping[str
     reward = reward or Reward()
     *funcs, answered = _reward_functions(reward, versions)
     rubric = vf.Rubric(funcs=funcs, weights=[reward.weighting.of(f.__name__) for f in funcs], parser=parser)
-    rubric.add_metric(answered)
+    for metric in (answered, *_metric_functions(versions)):
+        rubric.add_metric(metric)
     return rubric
 
 

@@ -3,11 +3,12 @@
 Scored by ``drugprot.core.scoring`` and ``drugprot.core.rewards``: three weighted rewards, ``accuracy`` (the boxed
 letter is one of the pair's gold types), ``utility`` (TP - fp_cost·FP - fn_cost·FN over the official cells) and a
 small ``format`` reward (closed reasoning and exactly one boxed answer); the ``reward`` knob presets their weights,
-and verifiers records every term, weight 0 included. The knobs are ``drugprot.core.options.KNOBS``
-(``DrugprotConfig``'s fields take their defaults and help from it). The reward weights are read once, as the
-validated ``TaskOptions.weights`` (the v0 adapter reads the same value), and reach verifiers through its own
-``task.rewards`` (``fold_weights``). ``DrugprotEnv`` pins drugprot's own
-single-turn chat harness (``drugprot.envs.harness``, in-process) in a ``subprocess`` runtime, so ``vf-eval drugprot``
+and verifiers records every term, weight 0 included; the metrics ``answered``, ``correct`` and the official
+cells ``official_tp``/``official_fp``/``official_fn`` (``rewards.METRIC_NAMES``) are recorded unweighted. The knobs
+are ``drugprot.core.options.KNOBS`` (``DrugprotConfig``'s fields take their defaults and help from it). The reward
+weights are read once, as the validated ``TaskOptions.weights`` (the v0 adapter reads the same value), and reach
+verifiers through its own ``task.rewards`` (``fold_weights``). ``DrugprotEnv`` pins drugprot's own single-turn chat
+harness (``drugprot.envs.harness``, in-process) in a ``subprocess`` runtime, so ``vf-eval drugprot``
 needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-program harness instead.
 """
 
@@ -32,6 +33,7 @@ from drugprot.core.rewards import (
     REWARD_NAMES,
     Costs,
     Weights,
+    recorded_metrics,
     utility,
     weight_knob,
 )
@@ -115,6 +117,28 @@ class DrugprotTask(vf.Task[DrugprotData]):
     async def answered(self, trace: vf.Trace) -> float:
         """1 when the reply gave a valid option letter (extraction mode: a relations block)."""
         return float(self._score(trace).answered)
+
+    # The official metric, unweighted whatever the reward weights (``rewards.METRIC_NAMES``): prime-rl logs their
+    # step means, from which ``drugprot curves`` computes the step's official micro-F1, precision and recall.
+    @vf.metric
+    async def correct(self, trace: vf.Trace) -> float:
+        """The raw accuracy term (0..1), unweighted."""
+        return recorded_metrics(self._score(trace))["correct"]
+
+    @vf.metric
+    async def official_tp(self, trace: vf.Trace) -> float:
+        """True positives of the official metric on this task."""
+        return recorded_metrics(self._score(trace))["official_tp"]
+
+    @vf.metric
+    async def official_fp(self, trace: vf.Trace) -> float:
+        """False positives of the official metric on this task."""
+        return recorded_metrics(self._score(trace))["official_fp"]
+
+    @vf.metric
+    async def official_fn(self, trace: vf.Trace) -> float:
+        """False negatives of the official metric on this task."""
+        return recorded_metrics(self._score(trace))["official_fn"]
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
         """Model-free gold check: the gold reply earns the most every reward term can give.

@@ -8,19 +8,28 @@ and one line per eval environment at eval steps; the eval line's ``step`` is a f
 dropped by prime-rl before writing.
 
 The keys read here are the orchestrator's episode metrics (``src/prime_rl/orchestrator/metrics.py``
-``TrainMetrics.to_wandb`` / ``EvalMetrics.to_wandb``)::
+``TrainMetrics.to_wandb`` / ``EvalMetrics.to_wandb``; ``Stat.mean`` is the plain mean over the step's rollouts)::
 
     train/agg/effective/<agent>/reward/mean                  all training envs pooled, the shipped batch
-    train/agg/effective/<agent>/rewards/<reward fn>/mean     drugprot: accuracy, utility, format
-    train/agg/effective/<agent>/metrics/<metric>/mean        drugprot: answered
+    train/agg/effective/<agent>/rewards/<reward fn>/mean     drugprot: accuracy, utility, format, each x its weight
+    train/agg/effective/<agent>/metrics/<metric>/mean        drugprot: answered, correct (the raw accuracy, 0..1),
+                                                             official_tp, official_fp, official_fn (the official
+                                                             metric's cells; drugprot.core.rewards.METRIC_NAMES)
     train/agg/effective/<agent>/num_output_tokens/mean       completion length in tokens
+    train/agg/effective/<agent>/is_trainable/mean            share of rollouts that carry a gradient (TrainMetrics;
+    train/agg/effective/<agent>/is_admitted/mean             share admitted to the batch    the sandbox writes both)
     eval/<eval env>/effective/<agent>/...                    the same per eval environment (e.g. drugprot-validation)
     .../metrics/official_f1/mean, .../metrics/none_share/mean the held-out official micro-F1 and N / ``none`` share
                                                              that ``python -m bench.rl_sim`` (the CPU sandbox) logs
 
+The step's official micro-F1, precision and recall are computed from the means of the three cells
+(``official_scores``): F1 = 2·TP / (2·TP + FP + FN) over the means equals it over the sums (one denominator), so
+it is the micro-F1 of the step's rollouts pooled, what ``drugprot report`` prints for the same rollouts.
+
 ``<agent>`` is the env's agent field name, ``agent`` for drugprot's single-agent env (verifiers a60a606
 ``AgentInfo.name``). A line that is not a JSON object with a whole ``step`` is skipped and counted, never fatal.
-Runs made before the ``reward`` knob log no ``rewards/utility``: their utility curve is simply absent.
+Runs made before the ``reward`` knob log no ``rewards/utility``, runs before the official metrics no cells: those
+curves are simply absent. The pictures are ``drugprot.evaluation.curves_plot``.
 """
 
 from __future__ import annotations
@@ -31,14 +40,17 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
+from drugprot.core.metrics import prf
 from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, OutputSpec, check_outputs, error_line, wrote_line
-from drugprot.evaluation.plots import check_plot_paths, pyplot_agg, save_png, short_name
+from drugprot.evaluation.curves_plot import plot_curves
+from drugprot.evaluation.plots import check_plot_paths, curve_label
 
 METRICS_FILE = "metrics.jsonl"
 MAX_STEP = 10**12
@@ -65,19 +77,35 @@ class Series:
     higher_is_better: bool
 
 
-# The curves, in table and panel order: the one place their keys are named.
+FROM_CELLS_SUFFIX = "metrics/official_{tp,fp,fn}/mean"
+"""The ``key`` that ``summary`` gives a curve computed from the official cells."""
+
+# The curves, in table order: the one place their keys are named.
 SERIES: tuple[Series, ...] = (
     Series("reward", "reward/mean", True),
-    Series("accuracy", "rewards/accuracy/mean", True),
-    Series("utility", "rewards/utility/mean", True),
-    Series("format", "rewards/format/mean", True),
-    Series("answered", "metrics/answered/mean", True),
-    Series("completion tokens", "num_output_tokens/mean", False),
+    Series("accuracy reward", "rewards/accuracy/mean", True),
+    Series("utility reward", "rewards/utility/mean", True),
+    Series("format reward", "rewards/format/mean", True),
     Series("official F1", "metrics/official_f1/mean", True),
+    Series("official precision", FROM_CELLS_SUFFIX, True),
+    Series("official recall", FROM_CELLS_SUFFIX, True),
+    Series("raw accuracy", "metrics/correct/mean", True),
+    Series("answered", "metrics/answered/mean", True),
     Series("N / none share", "metrics/none_share/mean", False),
+    Series("trainable share", "is_trainable/mean", False),
+    Series("admitted share", "is_admitted/mean", False),
+    Series("completion tokens", "num_output_tokens/mean", False),
 )
-_SUFFIXES = {s.suffix: s for s in SERIES}
+CELLS: dict[str, str] = {f"metrics/official_{cell}/mean": cell for cell in ("tp", "fp", "fn")}
+"""The official cells' keys (``drugprot.core.rewards.METRIC_NAMES``): read, not drawn; ``official_scores`` of
+their means are the official F1, precision and recall curves."""
+FROM_CELLS = ("official precision", "official recall", "official F1")
+"""The curves computed from ``CELLS``, in ``official_scores`` order (an official F1 from cells replaces a logged
+``metrics/official_f1``)."""
+_SUFFIXES = {s.suffix: s for s in SERIES if s.name not in FROM_CELLS[:2]}
 _KEY = re.compile(r"^(?P<scope>train/agg|eval/[^/]+)/effective/(?P<agent>[^/]+)/(?P<suffix>.+)$")
+MAX_ROLLOUTS = 100_000
+"""The most rollouts a step's mean is read as a fraction of (``official_scores``)."""
 
 Points = list[tuple[int, float]]
 
@@ -156,16 +184,48 @@ def _shown(number: int | float) -> str:
     return text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
 
 
+def _fraction(mean: float) -> Fraction:
+    """The step mean of a count as the fraction it is: ``S/n`` (``n`` rollouts, ``S`` the summed count) when a
+    fraction with ``n <= MAX_ROLLOUTS`` rounds to ``mean`` (it is then the only one: two such fractions differ by at
+    least ``1/MAX_ROLLOUTS**2``, far more than a float's rounding), else the float's own value."""
+    exact = Fraction(mean)
+    near = exact.limit_denominator(MAX_ROLLOUTS)
+    return near if float(near) == mean else exact
+
+
+def official_scores(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
+    """The official micro precision, recall and F1 of a step from the means of its rollouts' official cells.
+
+    Means share the denominator (the step's rollouts), so ``prf`` of the means is ``prf`` of the sums: the micro
+    scores of the step's rollouts pooled, as ``drugprot report`` computes them (0 where a denominator is 0). Each
+    mean is read back as the fraction it is (``_fraction``), so the result is the correctly rounded value of that
+    fraction, bit for bit the report's ``prf`` of the integer sums.
+    """
+    return tuple(float(value) for value in prf(*map(_fraction, (tp, fp, fn))))  # type: ignore[return-value]
+
+
 def curves_of(rows: Mapping[int, Mapping[str, float]]) -> dict[tuple[str, str, str], Points]:
-    """The ``SERIES`` found in the merged per-step metrics, keyed by (scope, agent, series name)."""
+    """The ``SERIES`` found in the merged per-step metrics, keyed by (scope, agent, series name); the official
+    precision, recall and F1 of each step that logs all three ``CELLS`` (``official_scores``)."""
     curves: dict[tuple[str, str, str], Points] = {}
+    derived: dict[tuple[str, str, str], Points] = {}
     for step in sorted(rows):
+        cells: dict[tuple[str, str], dict[str, float]] = {}
         for key, value in rows[step].items():
             match = _KEY.match(key)
-            if match and match["suffix"] in _SUFFIXES:
+            if not match:
+                continue
+            if match["suffix"] in CELLS:
+                cells.setdefault((match["scope"], match["agent"]), {})[CELLS[match["suffix"]]] = value
+            elif match["suffix"] in _SUFFIXES:
                 name = _SUFFIXES[match["suffix"]].name
                 curves.setdefault((match["scope"], match["agent"], name), []).append((step, value))
-    return curves
+        for (scope, agent), found in cells.items():
+            if len(found) == len(CELLS):
+                scores = official_scores(found["tp"], found["fp"], found["fn"])
+                for name, value in zip(FROM_CELLS, scores, strict=True):
+                    derived.setdefault((scope, agent, name), []).append((step, value))
+    return curves | derived
 
 
 def read_metrics(path: str | os.PathLike[str]) -> RunMetrics:
@@ -201,11 +261,6 @@ def read_metrics(path: str | os.PathLike[str]) -> RunMetrics:
     return metrics
 
 
-def _label(scope: str, agent: str, series: str) -> str:
-    where = "train" if scope == "train/agg" else scope
-    return f"{where} {series}" + ("" if agent == "agent" else f" ({agent})")
-
-
 def summary(metrics: RunMetrics) -> list[dict[str, Any]]:
     """Per curve: its label, the last value and step, and the best value and step (``None`` for a curve with no
     better direction, like completion length). Ties go to the earliest step."""
@@ -215,11 +270,13 @@ def summary(metrics: RunMetrics) -> list[dict[str, Any]]:
         metrics.curves.items(), key=lambda item: (item[0][0] != "train/agg", item[0][0], item[0][1], order[item[0][2]])
     ):
         series = next(s for s in SERIES if s.name == name)
+        if name in FROM_CELLS and (scope, agent, FROM_CELLS[0]) in metrics.curves:  # computed from the cells
+            series = Series(name, FROM_CELLS_SUFFIX, True)
         last_step, last = points[-1]
         best_step, best = max(points, key=lambda p: (p[1], -p[0])) if series.higher_is_better else (None, None)
         rows.append(
             {
-                "curve": _label(scope, agent, name),
+                "curve": curve_label(scope, agent, name),
                 "key": f"{scope}/effective/{agent}/{series.suffix}",
                 "points": len(points),
                 "last": last,
@@ -247,8 +304,8 @@ def format_table(metrics: RunMetrics) -> str:
     rows = summary(metrics)
     if not rows:
         out.append(
-            "  no reward, accuracy, utility, format, answered or completion-length metrics (train/agg/effective/... or "
-            "eval/<env>/effective/...): not an RL run, or the orchestrator logged no step yet"
+            "  no reward, official-metric, accuracy, answered or completion-length metrics (train/agg/effective/... "
+            "or eval/<env>/effective/...): not an RL run, or the orchestrator logged no step yet"
         )
         return "\n".join(out)
     width = max(len(r["curve"]) for r in rows) + 2
@@ -259,119 +316,6 @@ def format_table(metrics: RunMetrics) -> str:
         for r in rows
     ]
     return "\n".join(out)
-
-
-# ------------------------------------------------------------------------------------------------ plot
-
-# (panel title, scope filter: "train" or "eval", series names drawn in it), in figure order: two rows, train above
-# eval, so each column holds one kind of number (reward, accuracy) and its two panels share the y-range.
-PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("train reward / utility", "train", ("reward", "utility")),
-    ("train accuracy", "train", ("accuracy",)),
-    ("train format / answered", "train", ("format", "answered")),
-    ("eval reward / utility", "eval", ("reward", "utility")),
-    ("eval accuracy / official F1", "eval", ("accuracy", "official F1", "N / none share")),
-    ("train completion length (tokens)", "train", ("completion tokens",)),
-)
-_STYLES = ("-", "--", ":", "-.")
-SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
-_RATES = {
-    "accuracy",
-    "format",
-    "answered",
-    "official F1",
-    "N / none share",
-}  # drawn on a fixed 0-1 axis, so runs and panels compare at a glance
-
-
-def smoothing_window(points: int) -> int:
-    """The trailing-mean window for a curve of ``points`` points: 1 (none) up to ``SMOOTH_FROM``, else 2% of the
-    points and at least 5."""
-    return 1 if points <= SMOOTH_FROM else max(5, points // 50)
-
-
-def trailing_mean(values: Sequence[float], window: int) -> list[float]:
-    """Mean of each value and the ``window - 1`` before it (fewer at the start)."""
-    out, total = [], 0.0
-    for i, value in enumerate(values):
-        total += value - (values[i - window] if i >= window else 0.0)
-        out.append(total / min(i + 1, window))
-    return out
-
-
-def shared_range(values: Sequence[float], pad: float = 0.05) -> tuple[float, float] | None:
-    """The y-range that shows every value of the panels of one kind, padded by ``pad`` of its span; None if empty."""
-    if not values:
-        return None
-    low, high = min(values), max(values)
-    margin = (high - low) * pad or max(abs(high) * pad, 0.05)
-    return low - margin, high + margin
-
-
-def _kind(names: Sequence[str]) -> str:
-    """The kind of number a panel shows: rates share the fixed 0-1 axis, rewards share one range."""
-    return "rate" if set(names) <= _RATES else "+".join(names)
-
-
-def curves_figure(runs: Sequence[RunMetrics]) -> Any:
-    """Six panels against step, one colour per run: train reward (and utility), accuracy and format/answered above
-    eval reward (and utility) and accuracy (per eval environment) and completion length. Every panel shares the step
-    axis; the panels of one kind of number share the y-range (rates 0-1; train and eval reward one range)."""
-    plt = pyplot_agg()
-    from matplotlib.ticker import MaxNLocator
-
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9), sharex=True, squeeze=False)
-    drawn_values: dict[str, list[float]] = {}
-    colours = plt.get_cmap("tab10").colors
-    for ax, (title, scope, names) in zip(axes.flat, PANELS, strict=True):
-        drawn = 0
-        for k, run in enumerate(runs):
-            keys = sorted(key for key in run.curves if key[0].startswith(scope) and key[2] in names)
-            for n, key in enumerate(keys):
-                steps, values = zip(*run.curves[key], strict=True)
-                drawn_values.setdefault(_kind(names), []).extend(values)  # the faint raw curve must fit too
-                detail = [] if len(keys) == 1 else [_label(*key)]
-                label = " ".join([f"[{k + 1}] {short_name(run.name, 36)}", *detail])
-                style, colour = _STYLES[n % len(_STYLES)], colours[k % len(colours)]
-                window = smoothing_window(len(steps))
-                if window > 1:
-                    ax.plot(steps, values, style, color=colour, alpha=0.25, linewidth=0.8)
-                    values, label = trailing_mean(values, window), f"{label} (mean of {window})"
-                ax.plot(
-                    steps,
-                    values,
-                    style,
-                    color=colour,
-                    marker="o" if len(steps) <= 30 else None,
-                    markersize=3,
-                    label=label,
-                )
-                drawn += 1
-        ax.set_title(title, fontsize=11)
-        ax.tick_params(labelsize=9, labelbottom=True)  # shared x: keep the step labels on the top row too
-        ax.set_xlabel("step", fontsize=9)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3)
-        if drawn:
-            ax.legend(fontsize=8)
-        else:
-            ax.text(0.5, 0.5, "not in metrics.jsonl", ha="center", va="center", transform=ax.transAxes, color="grey")
-    for ax, (_, _, names) in zip(axes.flat, PANELS, strict=True):
-        kind = _kind(names)
-        y_range = (-0.03, 1.03) if kind == "rate" else shared_range(drawn_values.get(kind, []))
-        if y_range is not None:
-            ax.set_ylim(*y_range)
-    # The title names each run whole (up to 100 characters), one per line: the legends only have room for the index
-    # and a shortened name, and what tells two runs apart is often in the middle (lr, rank, seed).
-    names = "\n".join(f"[{k + 1}] {short_name(run.name, 100)}" for k, run in enumerate(runs))
-    fig.suptitle(f"drugprot curves\n{names}", fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
-def plot_curves(runs: Sequence[RunMetrics], path: str | os.PathLike[str]) -> None:
-    """Write ``curves_figure`` as a PNG (atomically; needs matplotlib, the ``drugprot[report]`` extra)."""
-    save_png(curves_figure(runs), path)
 
 
 # ------------------------------------------------------------------------------------------------ CLI
@@ -425,22 +369,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "CELLS",
+    "FROM_CELLS",
     "METRICS_FILE",
-    "PANELS",
     "SERIES",
     "CurvesError",
     "MetricsLineError",
     "RunMetrics",
     "Series",
-    "curves_figure",
     "curves_of",
     "find_metrics_file",
     "format_table",
+    "official_scores",
     "parse_line",
-    "plot_curves",
     "read_metrics",
-    "shared_range",
-    "smoothing_window",
     "summary",
-    "trailing_mean",
 ]

@@ -24,6 +24,13 @@ def short_name(name: str, limit: int = _TITLE_CHARS) -> str:
     return f"{name[: limit - 1 - tail]}…{name[len(name) - tail :]}"
 
 
+def curve_label(scope: str, agent: str, series: str) -> str:
+    """How ``drugprot curves`` names a curve, in its table and its picture: ``train official F1``,
+    ``eval/drugprot-validation raw accuracy`` (the agent in brackets unless it is drugprot's ``agent``)."""
+    where = "train" if scope == "train/agg" else scope
+    return f"{where} {series}" + ("" if agent == "agent" else f" ({agent})")
+
+
 def _model_parts(model: str) -> set[str]:
     """How a run directory's name may spell ``model`` (verifiers joins name parts with ``--``)."""
     return {model, model.replace("/", "-"), model.replace("/", "--"), *model.split("/")}

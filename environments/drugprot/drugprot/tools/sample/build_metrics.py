@@ -1,10 +1,18 @@
 """Rebuilds ``synthetic-prime-rl-run/metrics.jsonl``, a SYNTHETIC prime-rl training log for trying ``drugprot curves``.
 
 No model was trained to make it: the numbers come from a seeded random walk toward a plateau, shaped like a short
-RL run on drugprot (accuracy rising from ~0.3, format rising to ~1, completions shortening). The lines have the
-layout prime-rl 559b447's file monitor writes (``drugprot.evaluation.curves`` documents it): per step the trainer's
-line (loss, learning rate) and the orchestrator's train line (``train/agg/effective/agent/...``), and every
-``EVAL_EVERY`` steps an eval line for ``drugprot-validation`` whose ``step`` is a float, as prime-rl writes it.
+RL run on drugprot with the default recipe (``reward = utility + 0.1 x format``, pair tasks with NO-RELATION
+candidates): the share of right answers rising from ~0.3, format rising to ~1, completions shortening, fewer groups
+carrying a gradient as the policy sharpens. The lines have the layout prime-rl 559b447's file monitor writes
+(``drugprot.evaluation.curves`` documents it): per step the trainer's line (loss, learning rate) and the
+orchestrator's train line (``train/agg/effective/agent/...``), and every ``EVAL_EVERY`` steps an eval line for
+``drugprot-validation`` whose ``step`` is a float, as prime-rl writes it.
+
+Each step draws whole rollouts (``TRAIN_ROLLOUTS`` a step, ``EVAL_ROLLOUTS`` an eval), each with its official cells,
+and logs their means as prime-rl's ``Stat.mean`` does (``sum / len``), so the official micro-F1 that ``drugprot
+curves`` computes from the cells is that of the step's rollouts: the reward terms as prime-rl logs them (each times
+its weight: ``rewards/accuracy/mean`` is 0 under the default weights), and the unweighted metrics ``correct``,
+``official_tp``, ``official_fp``, ``official_fn`` and ``answered``, plus ``is_trainable`` / ``is_admitted``.
 
 Run ``python -m drugprot.tools.sample.build_metrics`` after editing; ``tests/tools/sample/test_build_metrics.py`` checks
 that the committed file is what this script writes and what ``drugprot curves`` reads from it.
@@ -17,22 +25,47 @@ import random
 from pathlib import Path
 from typing import Any
 
+from drugprot.core.rewards import DEFAULT_WEIGHTS, METRIC_NAMES, Costs
+
 RUN_DIR = Path(__file__).with_name("synthetic-prime-rl-run")
 METRICS = RUN_DIR / "metrics.jsonl"
 STEPS = 60
 EVAL_EVERY = 10
+TRAIN_ROLLOUTS = 256
+EVAL_ROLLOUTS = 500
+POSITIVE_SHARE = 0.3
+"""The share of pair tasks that are gold pairs (one gold type each); the others are NO-RELATION candidates."""
 T0 = 1_764_763_200.0  # a fixed clock, so the file is the same at every rebuild
 _TRAIN = "train/agg/effective/agent"
 _EVAL = "eval/drugprot-validation/effective/agent"
 
 
-def _episode(prefix: str, accuracy: float, fmt: float, tokens: float) -> dict[str, float]:
-    """The orchestrator's mean episode metrics of drugprot (reward = accuracy + 0.1 x format)."""
+def _rollout(rng: random.Random, skill: float, fmt: float) -> dict[str, float]:
+    """One pair rollout's unweighted terms: right with probability ``skill``; a wrong answer names a wrong type half
+    the time on a gold pair (FP and FN) and on a NO-RELATION candidate (FP), else no relation (FN on a gold pair)."""
+    positive, right = rng.random() < POSITIVE_SHARE, rng.random() < skill
+    states = not right and rng.random() < 0.5
+    tp, fp, fn = (1 if positive and right else 0), int(states), (1 if positive and not right else 0)
+    formatted = float(rng.random() < fmt)
+    return {"correct": float(right), "official_tp": tp, "official_fp": fp, "official_fn": fn, "format": formatted,
+            "answered": float(formatted or rng.random() < 0.5), "utility": Costs().utility(tp, fp, fn)}  # fmt: skip
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)  # prime-rl's Stat.mean
+
+
+def _episode(prefix: str, rollouts: list[dict[str, float]], tokens: float) -> dict[str, float]:
+    """The orchestrator's mean episode metrics of drugprot's rollouts (reward = utility + 0.1 x format)."""
+    terms = {name: [r[name] for r in rollouts] for name in rollouts[0]}
+    weighted = {name: [v * DEFAULT_WEIGHTS.of(name) for v in terms[name]] for name in ("utility", "format")}
+    rewards = [u + f for u, f in zip(weighted["utility"], weighted["format"], strict=True)]
     return {
-        f"{prefix}/reward/mean": round(accuracy + 0.1 * fmt, 4),
-        f"{prefix}/rewards/accuracy/mean": round(accuracy, 4),
-        f"{prefix}/rewards/format/mean": round(fmt, 4),
-        f"{prefix}/metrics/answered/mean": round(min(1.0, fmt + 0.02), 4),
+        f"{prefix}/reward/mean": _mean(rewards),
+        f"{prefix}/rewards/accuracy/mean": _mean([v * DEFAULT_WEIGHTS.accuracy for v in terms["correct"]]),
+        f"{prefix}/rewards/utility/mean": _mean(weighted["utility"]),
+        f"{prefix}/rewards/format/mean": _mean(weighted["format"]),
+        **{f"{prefix}/metrics/{name}/mean": _mean(terms[name]) for name in ("answered", *METRIC_NAMES)},
         f"{prefix}/num_output_tokens/mean": round(tokens, 1),
     }
 
@@ -43,17 +76,20 @@ def metrics_lines(steps: int = STEPS, seed: int = 0) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     for step in range(steps):
         progress = 1 - 0.93**step  # 0 at step 0, near 1 by the last steps
-        accuracy = min(1.0, max(0.0, 0.3 + 0.35 * progress + rng.gauss(0, 0.04)))
+        skill = min(1.0, max(0.0, 0.3 + 0.35 * progress + rng.gauss(0, 0.04)))
         fmt = min(1.0, max(0.0, 0.8 + 0.2 * progress + rng.gauss(0, 0.02)))
         tokens = 900 - 420 * progress + rng.gauss(0, 25)
         time = T0 + 60 * step
+        train = _episode(_TRAIN, [_rollout(rng, skill, fmt) for _ in range(TRAIN_ROLLOUTS)], tokens)
+        train[f"{_TRAIN}/is_trainable/mean"] = round(0.7 - 0.45 * progress + rng.gauss(0, 0.03), 4)
+        train[f"{_TRAIN}/is_admitted/mean"] = 1.0  # no admission gate: every rollout admitted
         lines.append({"step": step, "time": time, "loss/mean": round(0.02 * rng.random(), 5), "optim/lr": 1e-6})
-        lines.append({"step": step, "time": time + 1, **_episode(_TRAIN, accuracy, fmt, tokens)})
+        lines.append({"step": step, "time": time + 1, **train})
         if step % EVAL_EVERY == 0 or step == steps - 1:
-            eval_accuracy = min(1.0, max(0.0, 0.28 + 0.3 * progress + rng.gauss(0, 0.02)))
+            eval_skill = min(1.0, max(0.0, 0.28 + 0.3 * progress + rng.gauss(0, 0.02)))
             eval_fmt = min(1.0, 0.82 + 0.18 * progress)
-            eval_line = _episode(_EVAL, eval_accuracy, eval_fmt, tokens + 30)
-            lines.append({"step": float(step), "time": time + 2, **eval_line})
+            rollouts = [_rollout(rng, eval_skill, eval_fmt) for _ in range(EVAL_ROLLOUTS)]
+            lines.append({"step": float(step), "time": time + 2, **_episode(_EVAL, rollouts, tokens + 30)})
     return lines
 
 
