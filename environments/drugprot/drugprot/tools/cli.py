@@ -20,7 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "drugprot.evaluation.baselines",
         "score a model-free baseline (majority, lexical) in the report format",
     ),
-    "curves": ("drugprot.evaluation.curves", "plot reward, accuracy, format, length and eval curves of prime-rl runs"),
+    "curves": (
+        "drugprot.evaluation.curves",
+        "official F1/precision/recall, reward terms, trainable share and length per step of prime-rl runs",
+    ),
     "demo": (
         "drugprot.tools.demo.command",
         "offline end-to-end demo: a baseline behind a local OpenAI-compatible server",
