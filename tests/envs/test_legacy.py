@@ -72,7 +72,7 @@ ROW0_INFO = {
     "chemical": "Lorvastatin",
     "gene": "CYP3A4",
     "with_no_relation": False,
-    "ceiling": [4, 4],  # the abstract's 4 gold relations, all on candidate pairs
+    "ceiling": [4, 4, 3],  # the abstract's 4 gold relations, all on candidates; 3 pairs (T1-T2 is multi-label)
 }
 LABEL_NAMES = {label.letter: label.name for label in labels.RELATION_LABELS}
 FILE_VERSIONS = {"env": drugprot.__version__, "prompt": prompts.PROMPT_VERSION, "scorer": scoring.SCORER_VERSION,

@@ -95,8 +95,10 @@ def test_two_extraction_runs_side_by_side(tmp_path: Path, capsys: pytest.Capture
         "  no-answer rate                   0.333    0.000",
         "  F1 E INHIBITOR                   0.667    1.000",
         "Paired comparison [2] - [1] over the same 2 abstracts (matched by PMID)",
-        "  delta micro F1              +0.455  [+0.000, +0.455]",
-        "  abstracts whose majority triples are exactly the gold: in [1] only 0, in [2] only 1, both 1, neither 0",
-        "  paired test: exact sign-flip (permutation) test with abstracts as units, 2 abstracts: p = 1",
+        "  delta micro F1              +0.455  [+0.000, +0.455]  p = 0.5",
+        "  exact-match test (abstracts whose majority triples are exactly the gold): in [1] only 0, in [2] only 1, "
+        "both 1, neither 0",
+        "  paired exact-match test: exact sign-flip test of the tasks right in one run only, abstracts as units, "
+        "2 abstracts: p = 1",
     ):
         assert line in out.splitlines(), line

@@ -71,8 +71,8 @@ class DrugprotData(vf.TaskData):
     fn_cost: float = DEFAULT_FN_COST
     """The ``utility`` reward's cost of a false negative (the ``fn_cost`` knob)."""
     ceiling: list[int] | None = None
-    """``[gold relations of the abstract, how many are on candidate pairs]`` (``Ceiling.as_record()``), for the
-    report's ceiling line."""
+    """``[gold relations of the abstract, how many are on candidate pairs, how many one answer per pair reaches]``
+    (``Ceiling.as_record()``), for the report's ceiling line."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):

@@ -222,7 +222,7 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         )
         pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
         answer = ScoredAnswer.of(score, rescored=False)
-        ceiling = (task.ceiling.gold, task.ceiling.candidates)
+        ceiling = (task.ceiling.gold, task.ceiling.candidates, task.ceiling.one_per_pair)
         rollouts.append(Rollout.of(pair, answer, reward=reward.value(score), versions=versions, ceiling=ceiling))
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
@@ -261,7 +261,7 @@ def _extraction_run(baseline: str, options: TaskOptions, documents: list[Documen
                 answer,
                 reward=reward.value(score),
                 versions=versions,
-                ceiling=(question.ceiling.gold, question.ceiling.candidates),
+                ceiling=(question.ceiling.gold, question.ceiling.candidates, question.ceiling.one_per_pair),
             )  # fmt: skip
         )
     return Run(

@@ -132,16 +132,21 @@ def _record(info: dict[str, Any] | None) -> ScoredAnswer | None:
     return ScoredAnswer(label, None if reason is None else shorten(reason), None if fmt is None else shorten(fmt))
 
 
-def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int] | None:
-    """The task data's ``ceiling`` (``[gold relations, on candidates]`` of its abstract), or None when it is missing
-    or not two counts with ``0 <= candidates <= gold`` (best effort: the report then says the ceiling is unknown)."""
+def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int, int | None] | None:
+    """The task data's ``ceiling`` (``[gold relations, on candidates, one per candidate pair]`` of its abstract,
+    ``Ceiling.as_record``; a run made before the third count recorded two, read with None for it), or None when it
+    is missing or not counts with ``0 <= one per pair <= candidates <= gold`` (best effort: the report then says
+    the ceiling is unknown)."""
     value = data.get("ceiling") if data is not None else None
-    if not isinstance(value, list) or len(value) != 2:
+    if not isinstance(value, list) or len(value) not in (2, 3):
         return None
-    gold, candidates = value
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in value) or not 0 <= candidates <= gold:
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
         return None
-    return (gold, candidates)
+    gold, candidates, *rest = value
+    per_pair = rest[0] if rest else None
+    if not 0 <= candidates <= gold or (per_pair is not None and not 0 <= per_pair <= candidates):
+        return None
+    return (gold, candidates, per_pair)
 
 
 def rollout_versions(info: dict[str, Any] | None) -> Versions | None:

@@ -17,7 +17,6 @@ from drugprot.evaluation.render import (
     failed_run_lines,
     format_failure,
     format_intervals_note,
-    format_paired,
     format_tokens,
     official_metric_lines,
     pct,
@@ -26,6 +25,7 @@ from drugprot.evaluation.render import (
     table_lines,
     versions_note,
 )
+from drugprot.evaluation.render_comparison import format_paired
 
 
 def _limit(run: Mapping[str, Any]) -> str:
@@ -148,6 +148,7 @@ def format_extraction_comparison(
             matched_by="PMID",
             accuracy="mean accuracy",
             flips=("abstracts whose majority triples are exactly the gold", "in"),
+            accuracy_test="exact-match test",
         )
         out += ["", *paired]
     return "\n".join(out)
