@@ -7,6 +7,7 @@ from typing import Any
 
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
+from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import from_info as versions_from_info
 from drugprot.evaluation.decode_extraction import extraction_answer, extraction_gold, extraction_record, is_extraction
 from drugprot.evaluation.records import (
@@ -149,6 +150,20 @@ def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int, int | None] 
     return (gold, candidates, per_pair)
 
 
+def rollout_costs(info: dict[str, Any] | None) -> tuple[float, float] | None:
+    """The utility's ``(fp_cost, fn_cost)`` in the rollout's ``info["drugprot"]["versions"]["reward"]``
+    (``Reward.record``), or None when it recorded none or not two finite costs >= 0 (best effort)."""
+    record = info.get(INFO_KEY) if info is not None else None
+    versions = record.get(VERSIONS_KEY) if isinstance(record, dict) else None
+    reward = versions.get("reward") if isinstance(versions, dict) else None
+    costs = (reward.get("fp_cost"), reward.get("fn_cost")) if isinstance(reward, dict) else ()
+    if len(costs) != 2 or not all(
+        isinstance(c, int | float) and not isinstance(c, bool) and math.isfinite(c) and c >= 0 for c in costs
+    ):
+        return None
+    return (float(costs[0]), float(costs[1]))  # type: ignore[arg-type]
+
+
 def rollout_versions(info: dict[str, Any] | None) -> Versions | None:
     """The rollout's ``info["drugprot"]["versions"]`` for display (``VERSION_NAMES``), or None without one."""
     record = versions_from_info(info.get(INFO_KEY) if info is not None else None)
@@ -246,6 +261,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRoll
         "error": error,
         "error_message": None if message is None else shorten(message, 300),
         "versions": rollout_versions(info),
+        "costs": rollout_costs(info),
         "ceiling": ceiling_of_task(data),
     }
     if pmid is not None and gold is not None:
@@ -315,6 +331,7 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
         "error": error,
         "error_message": message,
         "versions": rollout_versions(info),
+        "costs": rollout_costs(info),
         "ceiling": ceiling_of_task(info),
     }
     if pmid is not None and gold is not None:

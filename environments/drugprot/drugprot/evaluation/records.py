@@ -107,6 +107,8 @@ class Rollout:
     versions: Versions | None = None
     """What made the rollout, as ``run_versions`` shows it: env, prompt and scorer versions and the data
     (``drugprot.core.versions``); None for a rollout recorded without them (an older run)."""
+    costs: tuple[float, float] | None = None
+    """The utility's ``(fp_cost, fn_cost)`` the rollout was scored with (its versions record); None: unrecorded."""
     ceiling: tuple[int, int, int | None] | None = None
     """Its abstract's gold relations, how many are on candidate pairs and how many one answer per candidate pair
     can reach (``drugprot.core.candidates.Ceiling``; the last None for a run that recorded only two); None when
@@ -125,6 +127,7 @@ class Rollout:
         error: str | None = None,
         error_message: str | None = None,
         versions: Versions | None = None,
+        costs: tuple[float, float] | None = None,
         ceiling: tuple[int, int, int | None] | None = None,
     ) -> Rollout:
         """The rollout of ``answer`` to ``pair`` (every reader of a run and every baseline builds it here)."""
@@ -145,6 +148,7 @@ class Rollout:
             error=error,
             error_message=error_message,
             versions=versions,
+            costs=costs,
             ceiling=ceiling,
         )
 
@@ -211,6 +215,8 @@ class ExtractionRollout:
     """Type of the rollout's last recorded error, or None (as ``Rollout.error``)."""
     error_message: str | None = None
     versions: Versions | None = None
+    costs: tuple[float, float] | None = None
+    """As ``Rollout.costs``."""
     ceiling: tuple[int, int, int | None] | None = None
     """As ``Rollout.ceiling``."""
 

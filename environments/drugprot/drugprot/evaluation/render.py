@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.labels import letter_of
+from drugprot.evaluation.calibration import calibration_lines
 from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES, version_lines
 
 _MAX_EXAMPLES = 10
@@ -177,6 +178,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
         *official_metric_lines(report, majority_row="micro, majority per task"),
         *format_intervals_note(intervals),
+        *calibration_lines(report.get("calibration")),
         "",
     ]
     rows = list(report["per_class"].items())

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.evaluation.calibration import comparison_calibration_lines
 from drugprot.evaluation.render import (
     ci_text,
     comparable_text,
@@ -78,6 +79,7 @@ def format_comparison(
         rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))
     out += table_lines(cols, rows)
     out += comparison_intervals(cols, reports)
+    out += comparison_calibration_lines(cols, reports)
     for col, comparison in zip(cols[1:], comparisons or (), strict=False):
         out += ["", *format_paired(cols[0], col, comparison)]
     return "\n".join(out)

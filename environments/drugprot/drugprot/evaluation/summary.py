@@ -8,6 +8,7 @@ from typing import Any
 
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION, letter_of, options
 from drugprot.core.metrics import RelationRow, Scores, confusion_matrix, prf, score_relations
+from drugprot.evaluation.calibration import calibration_summary
 from drugprot.evaluation.records import (
     INVALID,
     MOSTLY_ERRORED,
@@ -328,6 +329,8 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     errored = errored_summary(rollouts)
     in_tasks = sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values())
     ceiling = ceiling_summary(rollouts, in_tasks, one_answer_per_pair=True)
+    intervals = _intervals(rollouts, resamples, seed)
+    negatives = any(r.with_no_relation for r in rollouts)  # the official metric's setting: calibrate here only
     return {
         "failed": errored["failed"],
         "errored": errored,
@@ -353,7 +356,8 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "majority_accuracy": mean([float(majority[key] in group[0].labels) for key, group in groups.items()]),
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
-        "intervals": _intervals(rollouts, resamples, seed),
+        "intervals": intervals,
+        "calibration": calibration_summary(pooled.f1, intervals, rollouts) if negatives else None,
         "ceiling": ceiling,
         "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
