@@ -307,9 +307,9 @@ def test_the_pair_mode_ceiling_counts_one_type_per_pair() -> None:
         "max_f1": 54 / 55,
     }
     assert ceiling_line(report).endswith(
-        "28 gold relations in the 9 abstracts, 28 on candidates, 0 never predictable (no task asks them); 1 second "
-        "types of multi-label pairs that one answer cannot name: 27 reachable (max recall 0.964, max F1 0.982); 28 "
-        "in this run's tasks"
+        "28 gold relations in the 9 abstracts, 28 on candidates, 0 never predictable (no task asks them); 1 of them a "
+        "second type of a multi-label pair, which one answer cannot name: 27 reachable (max recall 0.964, max F1 "
+        "0.982); 28 in this run's tasks"
     )
     extraction = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
     ceiling = summarize_extraction(baseline_run("lexical", extraction))["ceiling"]

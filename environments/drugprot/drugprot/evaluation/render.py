@@ -131,7 +131,10 @@ def ceiling_line(report: Mapping[str, Any]) -> str:
     elif second is None:
         pairs = "; one answer names one type, but this run did not record its multi-label pairs (bound counts them)"
     else:
-        pairs = f"; {second} second types of multi-label pairs that one answer cannot name: {c['reachable']} reachable"
+        pairs = (
+            f"; {second} of them a second type of a multi-label pair, which one answer cannot name: "
+            f"{c['reachable']} reachable"
+        )
     return (
         f"  ceiling (candidates: {c['rule']}): {c['gold_relations']} gold relations in the {c['abstracts']} "
         f"abstracts, {c['candidates']} on candidates, {c['never_predicted']} {outside}{pairs}{bound}{tasks}"
