@@ -23,7 +23,9 @@ serves both modes, both verifiers stacks, the baselines and the report:
   type is right on 57 % of held-out gold pairs, near Trinity-Mini's 0.53 at step 1 of the seed run, reaches its best
   held-out official F1, 0.423, at threshold 0.200 (about F*/2); its utility-optimal decisions reach 0.423 at
   ``fp_cost`` 0.5, 0.418 at 0.4, 0.360 at 0.15 (threshold 0.07: too many false positives at this operating point).
-  A recipe for a much weaker model (F1 near 0.3, threshold near 0.15) would set ``fp_cost`` about 0.35.
+  A recipe for a much weaker model (F1 near 0.3, threshold near 0.15) would set ``fp_cost`` about 0.35: the cost
+  calibrated at micro-F1 ``F`` is ``fp_cost_for_f1(F, fn_cost)`` (the defaults are F = 0.4), which the ``f1_target``
+  knob sets from the calibration line ``drugprot report`` prints for a run in the official setting.
 * ``format``: 1 for completed reasoning and exactly one answer (``drugprot.core.parsing``), unchanged.
 
 In extraction mode a line that names an unknown mention id or two mentions of one entity type counts as a false
