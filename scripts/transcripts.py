@@ -104,6 +104,9 @@ BASELINES = Command("uv run drugprot baseline majority lexical --split train --d
 BASELINES_ALL = Command(
     "uv run drugprot baseline majority lexical --split train --data-path FILE --negatives all", real_sample=True
 )
+LEXICAL_ALL = Command(
+    "uv run drugprot baseline lexical --split train --data-path FILE --negatives all", real_sample=True
+)
 
 VALIDATE = Command(
     "uv run vf-validate drugprot --runtime.type subprocess --taskset.data-path FILE --taskset.split train",
@@ -117,6 +120,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("validate-real", "README.md", VALIDATE, validate_summary, prompt=False),
     Block("baselines", "README.md", BASELINES, section("95% intervals", to_blank=False), prompt=False),
     Block("baselines-all", "README.md", BASELINES_ALL, section("95% intervals", to_blank=False), prompt=False),
+    Block("calibration-real", "docs/evaluation.md", LEXICAL_ALL, section("  calibration")),
 )
 
 # What changes between two runs of the same command, and what it is shown as.

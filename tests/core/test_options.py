@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from typing import Any
+
 import pytest
 
 from drugprot.core.errors import DrugprotConfigError
@@ -69,7 +73,7 @@ def test_negatives_are_normalised() -> None:
 
 def test_the_knob_table() -> None:
     assert knob_names("v1") == (
-        "split", "data_path", "revision", "num_tasks", "shuffle", "seed", "reward", "fp_cost", "fn_cost",
+        "split", "data_path", "revision", "num_tasks", "shuffle", "seed", "reward", "fp_cost", "fn_cost", "f1_target",
         "accuracy_weight", "utility_weight", "format_weight", "mark_entities", "negatives", "mode", "data_label",
     )  # fmt: skip
     assert knob_names("v0") == (*knob_names("v1"), "train_split")
@@ -89,10 +93,12 @@ def test_task_options_defaults_are_the_table_defaults() -> None:
         "negatives",
         "mode",
         "reward",
-        "fp_cost",
         "fn_cost",
+        "f1_target",
     ):
         assert getattr(options, name) == defaults[name], name
+    # fp_cost unset and no f1_target: the package's default cost
+    assert (defaults["fp_cost"], options.fp_cost) == (None, 0.5)
     # the weight knobs default to unset: the `reward` preset's weights
     assert (defaults["accuracy_weight"], defaults["utility_weight"], defaults["format_weight"]) == (None, None, None)
     assert options.weights == Weights(accuracy=0.0, utility=1.0, format=0.1) == PRESETS["utility"]
@@ -138,3 +144,68 @@ def test_the_reward_knob_presets_the_weights_and_a_set_weight_knob_wins(knobs, w
 def test_the_costs_reach_the_reward() -> None:
     reward = TaskOptions.from_knobs({"fp_cost": 0.3, "fn_cost": 2}).make_reward()
     assert (reward.kind, reward.costs, reward.costs.threshold) == ("utility", Costs(0.3, 2.0), 0.3 / 3.3)
+
+
+@pytest.mark.parametrize(
+    ("knobs", "fp_cost"),
+    [
+        ({"f1_target": 0.4}, 0.5),  # 0.4 * 2 / 1.6: the default cost is the one calibrated at F1 0.4
+        ({"f1_target": 0.3}, 0.6 / 1.7),
+        ({"f1_target": 0.6, "fn_cost": 1}, 1.2 / 1.4),
+        ({"f1_target": 0.5, "fn_cost": 2}, 1.5 / 1.5),
+        ({"f1_target": None, "fp_cost": 0.3}, 0.3),
+    ],
+)
+def test_f1_target_derives_fp_cost_where_the_threshold_is_half_the_f1(knobs: dict[str, Any], fp_cost: float) -> None:
+    options = TaskOptions.from_knobs(knobs)
+    reward = options.make_reward()
+    assert options.fp_cost == pytest.approx(fp_cost, abs=1e-15) and reward.costs.fp == options.fp_cost
+    target = knobs.get("f1_target")
+    assert reward.f1_target == target
+    if target is not None:
+        assert reward.costs.threshold == pytest.approx(target / 2, abs=1e-15)
+        assert reward.record()["f1_target"] == target
+        assert f"fp_cost from f1_target {target:g})" in reward.describe()
+    else:
+        assert "f1_target" not in reward.record() and "f1_target" not in reward.describe()
+    # Options rebuilt from built ones (dataclasses.replace) carry the derived cost and the target: the same setting.
+    assert dataclasses.replace(options, seed=3).fp_cost == options.fp_cost
+
+
+@pytest.mark.parametrize(
+    ("knobs", "message"),
+    [
+        (
+            {"f1_target": 0.4, "fp_cost": 0.5},
+            "f1_target (0.4) and fp_cost (0.5) both set the utility's false-positive cost; set one of them "
+            "(f1_target derives fp_cost = F*(1+fn_cost)/(2-F))",
+        ),
+        (
+            {"f1_target": 0},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got 0",
+        ),
+        (
+            {"f1_target": 1.0},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got 1.0",
+        ),
+        (
+            {"f1_target": math.nan},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got nan",
+        ),
+        (
+            {"f1_target": True},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got True",
+        ),
+        (
+            {"f1_target": "0.4"},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got '0.4'",
+        ),
+    ],
+    ids=["with-fp-cost", "zero", "one", "nan", "bool", "string"],
+)
+def test_a_bad_f1_target_is_a_config_error_naming_it(knobs: dict[str, Any], message: str) -> None:
+    with pytest.raises(DrugprotConfigError) as err:
+        TaskOptions.from_knobs(knobs)
+    assert (str(err.value), err.value.knob) == (message, "f1_target")
+    with pytest.raises(DrugprotConfigError, match="both set"):  # built directly: a contradicting cost is refused too
+        TaskOptions(f1_target=0.4, fp_cost=0.3)

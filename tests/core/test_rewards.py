@@ -17,6 +17,7 @@ from drugprot.core.rewards import (
     Reward,
     Weights,
     describe,
+    fp_cost_for_f1,
     recorded_metrics,
     weight_knob,
 )
@@ -191,3 +192,21 @@ def test_a_scoring_error_records_zero_metrics() -> None:
     for broken in (score_reply(12345, None, INHIBITOR), score_extraction(12345, None, GOLD)):  # type: ignore[arg-type]
         assert broken.invalid_reason is not None and broken.invalid_reason.startswith("scoring_error")
         assert recorded_metrics(broken) == dict.fromkeys(METRIC_NAMES, 0.0)
+
+
+@pytest.mark.parametrize(("f1", "fp_cost"), [(0.3, 0.353), (0.4, 0.5), (0.6, 0.857), (0.0, 0.0)])
+def test_the_cost_calibrated_at_an_f1_puts_the_threshold_at_half_of_it(f1: float, fp_cost: float) -> None:
+    """micro-F1 F is maximised by stating relations with p > F/2; ``fp_cost_for_f1`` is the cost whose threshold
+    ``fp / (1 + fp + fn)`` is there (fn_cost 1): 0.35 at F 0.3, 0.5 at 0.4, 0.86 at 0.6."""
+    derived = fp_cost_for_f1(f1)
+    assert round(derived, 3) == fp_cost
+    assert Costs(derived, 1.0).threshold == pytest.approx(f1 / 2, abs=1e-15)
+    assert Costs(fp_cost_for_f1(f1, 2.5), 2.5).threshold == pytest.approx(f1 / 2, abs=1e-15)
+
+
+@pytest.mark.parametrize(("f1", "fn_cost", "knob"), [(1.5, 1.0, "f1_target"), (float("nan"), 1.0, "f1_target"),
+                                                     (0.4, -1.0, "fn_cost")])  # fmt: skip
+def test_the_calibrated_cost_refuses_what_is_no_f1_or_no_cost(f1: float, fn_cost: float, knob: str) -> None:
+    with pytest.raises(DrugprotConfigError) as err:
+        fp_cost_for_f1(f1, fn_cost)
+    assert err.value.knob == knob

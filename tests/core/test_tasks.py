@@ -47,8 +47,9 @@ def test_one_task_per_gold_pair_then_the_negatives_of_its_abstract() -> None:
         ("7:T3:T5", ("NO-RELATION",)),  # the one same-sentence pair without a gold relation
     ]
     task = build_tasks([DOC])[1]
-    # 3 distinct gold relations (the repeated SUBSTRATE row counts once), all on same-sentence pairs.
-    assert task == PairTask(DOC, DOC.entities[2], DOC.entities[3], ("INHIBITOR",), Ceiling(3, 3))
+    # 3 distinct gold relations (the repeated SUBSTRATE row counts once), all on same-sentence pairs; one answer per
+    # pair reaches 2 of them (T1-T2 is INHIBITOR and SUBSTRATE).
+    assert task == PairTask(DOC, DOC.entities[2], DOC.entities[3], ("INHIBITOR",), Ceiling(3, 3, 2))
     assert (task.pmid, task.chemical.text, task.gene.text) == ("7", "Drug Y", "CYP3A4")
 
 
@@ -62,14 +63,15 @@ def test_one_candidate_rule_a_gold_pair_across_sentences_is_no_task_in_any_setti
     for negatives in (0, 1, 3, "all"):
         tasks = build_tasks([CROSS], negatives=negatives)
         assert "7:T1:T5" not in [t.key for t in tasks], negatives
-        assert {t.ceiling for t in tasks} == {Ceiling(2, 1)}
+        assert {t.ceiling for t in tasks} == {Ceiling(2, 1, 1)}
     assert [(t.key, t.labels) for t in build_tasks([CROSS], negatives="all")] == [
         ("7:T3:T5", ("ANTAGONIST",)),
         ("7:T1:T2", ("NO-RELATION",)),
         ("7:T3:T4", ("NO-RELATION",)),
     ]
-    assert ceiling_of(CROSS) == Ceiling(2, 1) and ceiling_of(DOC) == Ceiling(3, 3)
-    assert ceiling_of(dataclasses.replace(DOC, relations=())) == Ceiling(0, 0)
+    assert ceiling_of(CROSS) == Ceiling(2, 1, 1) and ceiling_of(DOC) == Ceiling(3, 3, 2)
+    assert ceiling_of(dataclasses.replace(DOC, relations=())) == Ceiling(0, 0, 0)
+    assert ceiling_of(DOC).as_record() == [3, 3, 2]
 
 
 def test_fixture_tasks(fixture_jsonl: Path) -> None:

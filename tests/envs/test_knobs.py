@@ -91,8 +91,20 @@ def test_readme_knob_table_is_the_table() -> None:
         ({"mode": "extraction", "negatives": 1}, "negatives is a pair-mode knob"),
         ({"fp_cost": -0.5}, "fp_cost must be a finite number >= 0, got -0.5"),
         ({"fn_cost": math.nan}, "fn_cost must be a finite number >= 0, got nan"),
+        ({"f1_target": 0.4, "fp_cost": 0.5}, "f1_target (0.4) and fp_cost (0.5) both set the utility's false-positive"),
+        ({"f1_target": 1.2}, "f1_target must be a micro-F1 strictly between 0 and 1"),
     ],
-    ids=["nan-weight", "inf-weight", "negatives", "num-tasks", "extraction-negatives", "fp-cost", "fn-cost"],
+    ids=[
+        "nan-weight",
+        "inf-weight",
+        "negatives",
+        "num-tasks",
+        "extraction-negatives",
+        "fp-cost",
+        "fn-cost",
+        "f1-target-and-fp-cost",
+        "f1-target",
+    ],
 )
 def test_v1_config_validates_through_the_core(knobs: dict[str, Any], message: str) -> None:
     """A value pydantic's types accept but the core rejects is a validation error with the core's message."""
@@ -121,3 +133,15 @@ def test_an_unknown_reward_is_refused_on_both_stacks() -> None:
     with pytest.raises(DrugprotConfigError) as core:
         TaskOptions.from_knobs({"reward": "f1"})
     assert (str(core.value), core.value.knob) == ("unknown reward 'f1'; expected one of accuracy, utility", "reward")
+
+
+def test_f1_target_sets_the_cost_the_tasks_carry() -> None:
+    """``f1_target`` 0.3 derives ``fp_cost`` 0.6/1.7 for the reward and every task's data; the ``fp_cost`` field
+    stays unset (the two are exclusive, so the validated config validates again), and without a target it reads
+    the cost in effect."""
+    config = DrugprotConfig(id="drugprot", f1_target=0.3)
+    assert (config.fp_cost, config.f1_target) == (None, 0.3)
+    assert config.options().fp_cost == pytest.approx(0.6 / 1.7, abs=1e-15)
+    assert config.options().make_reward().record()["f1_target"] == 0.3
+    assert DrugprotConfig.model_validate(config.model_dump()).options() == config.options()
+    assert DrugprotConfig(id="drugprot").fp_cost == 0.5

@@ -72,7 +72,7 @@ ROW0_INFO = {
     "chemical": "Lorvastatin",
     "gene": "CYP3A4",
     "with_no_relation": False,
-    "ceiling": [4, 4],  # the abstract's 4 gold relations, all on candidate pairs
+    "ceiling": [4, 4, 3],  # the abstract's 4 gold relations, all on candidates; 3 pairs (T1-T2 is multi-label)
 }
 LABEL_NAMES = {label.letter: label.name for label in labels.RELATION_LABELS}
 FILE_VERSIONS = {"env": drugprot.__version__, "prompt": prompts.PROMPT_VERSION, "scorer": scoring.SCORER_VERSION,
@@ -438,8 +438,9 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
         ({"reward": "utility"}, [0.1, -2.5 + 0.1, -2.0]),
         ({"fp_cost": 0.5, "fn_cost": 2.0}, [-1.0 + 0.1, -4.5 + 0.1, -4.0]),
         ({"reward": "accuracy", "utility_weight": 0.5}, [1.1, -1.25 + 0.1, -1.0]),
+        ({"f1_target": 0.4, "fn_cost": 2.0}, [-1.0 + 0.1, -4.75 + 0.1, -4.0]),  # fp_cost 0.4 * 3 / 1.6 = 0.75
     ],
-    ids=["accuracy", "utility", "costs", "accuracy-plus-half-utility"],
+    ids=["accuracy", "utility", "costs", "accuracy-plus-half-utility", "f1-target"],
 )
 def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any], rewards: list[float]) -> None:
     """A right, a wrong and an unanswered reply to the two-type pair (GOLD): the v0 rubric and the v1 task give the

@@ -24,7 +24,7 @@ def make_task(labels: list[str], with_no_relation: bool = False, **knobs: Any) -
         chemical="c",
         gene="g",
         with_no_relation=with_no_relation,
-        fp_cost=config.fp_cost,
+        fp_cost=config.options().fp_cost,  # the cost in effect (derived when f1_target is set)
         fn_cost=config.fn_cost,
     )
     return DrugprotTask(data, config.task)

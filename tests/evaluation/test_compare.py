@@ -40,7 +40,18 @@ def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys
         "both": 1,
         "neither": 0,
         "p": 1.0,
-        "test": "exact sign-flip (permutation) test with abstracts as units",
+        "test": "exact sign-flip test of the tasks right in one run only, abstracts as units",
+    }
+    # Two abstracts: the 4 swaps of whole abstracts give each difference and its negative twice, so p = 1.
+    assert comparison["tests"] == {
+        "method": "paired sign-flip (permutation) test over abstracts",
+        "abstracts": 2,
+        "permutations": 4,
+        "exact": True,
+        "seed": 0,
+        "accuracy": 1.0,
+        "micro_f1": 1.0,
+        "macro_f1": 1.0,
     }
     delta = comparison["intervals"]
     # accuracy 5/9 -> 6/9 (a 2, b 3, c 1 of 3); micro-F1 (pooled): first TP 5, FP 3, FN 7 -> 10/20; second
@@ -56,10 +67,20 @@ def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys
     assert cli_main(["report", "--bootstrap", "400", str(first), str(second)]) == 0
     out = capsys.readouterr().out
     assert "Paired comparison [2] - [1] over the same 3 tasks of 2 abstracts (matched by task key)" in out
-    acc = delta["accuracy"]
-    assert f"  delta accuracy              +0.111  [{acc['low']:+.3f}, {acc['high']:+.3f}]" in out
-    assert "tasks by majority answer: right in [1] only 1, right in [2] only 1, both 1, neither 0" in out
-    assert "  paired test: exact sign-flip (permutation) test with abstracts as units, 2 abstracts: p = 1" in out
+    acc, mf1 = delta["accuracy"], delta["micro_f1"]
+    assert f"  delta accuracy              +0.111  [{acc['low']:+.3f}, {acc['high']:+.3f}]  p = 1" in out
+    assert f"  delta micro F1              +0.071  [{mf1['low']:+.3f}, {mf1['high']:+.3f}]  p = 1" in out
+    assert (
+        "  p: paired sign-flip (permutation) test over abstracts of that difference itself (an abstract's rows "
+        "swapped between the runs), all 4 sign assignments (exact)"
+    ) in out
+    assert (
+        "  accuracy test (tasks by majority answer): right in [1] only 1, right in [2] only 1, both 1, neither 0"
+    ) in out
+    assert (
+        "  paired accuracy test: exact sign-flip test of the tasks right in one run only, abstracts as units, "
+        "2 abstracts: p = 1"
+    ) in out
     assert "different tasks" not in out
 
 
@@ -119,7 +140,17 @@ def test_runs_sharing_one_task_get_flips_but_no_intervals() -> None:
             "both": 0,
             "neither": 0,
             "p": 1.0,
-            "test": "exact sign-flip (permutation) test with abstracts as units",
+            "test": "exact sign-flip test of the tasks right in one run only, abstracts as units",
+        },
+        "tests": {
+            "method": "paired sign-flip (permutation) test over abstracts",
+            "abstracts": 1,
+            "permutations": 2,
+            "exact": True,
+            "seed": 0,
+            "accuracy": 1.0,
+            "micro_f1": 1.0,
+            "macro_f1": 1.0,
         },
         "intervals": {"unavailable": "a bootstrap over abstracts needs at least 2 abstracts; the runs share 1"},
     }
@@ -143,7 +174,7 @@ def test_two_extraction_runs_over_the_same_abstracts_are_paired(tmp_path: Path) 
         "both": 1,
         "neither": 0,
         "p": 1.0,
-        "test": "exact sign-flip (permutation) test with abstracts as units",
+        "test": "exact sign-flip test of the tasks right in one run only, abstracts as units",
     }
     assert close(got["intervals"]["micro_f1"]["estimate"], 1 - Fraction(6, 11))
     assert close(got["intervals"]["accuracy"]["estimate"], 1 - Fraction(5, 12))
@@ -167,3 +198,48 @@ def test_a_pair_run_and_an_extraction_run_are_never_compared(
         "extraction: extraction): their tasks and metrics differ (a pair or an abstract); report each mode's runs in "
         "a command of their own\n"
     )
+
+
+def test_the_p_under_a_difference_of_f1_tests_f1_on_the_fixture() -> None:
+    """Always-N (``majority``) against ``lexical`` on the fixture with every candidate (42 tasks, 9 abstracts): the
+    p-value printed under the micro-F1 difference is the exact sign-flip test of that difference over all 2**9
+    swaps of whole abstracts, recomputed here with the official metric on each swapped pair of runs; the
+    task-level test of the flips tests accuracy and says so."""
+    import itertools
+
+    from drugprot.core.options import TaskOptions
+    from drugprot.evaluation.baselines import baseline_run
+    from drugprot.evaluation.summary import pooled_scores
+    from tests.fixtures import FIXTURE_JSONL
+
+    options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
+    first, second = baseline_run("majority", options), baseline_run("lexical", options)
+    got = compare_runs(first, second, resamples=0, seed=0)
+    assert got["tests"] == {
+        "method": "paired sign-flip (permutation) test over abstracts",
+        "abstracts": 9,
+        "permutations": 512,
+        "exact": True,
+        "seed": 0,
+        "accuracy": 7 / 16,
+        "micro_f1": 1 / 64,
+        "macro_f1": 1 / 64,
+    }
+    assert got["flips"] == {
+        "first_only": 10,
+        "second_only": 16,
+        "both": 5,
+        "neither": 11,
+        "p": 7 / 16,
+        "test": "exact sign-flip test of the tasks right in one run only, abstracts as units",
+    }
+    pmids = sorted({r.pmid for r in first.rollouts})
+    by_pmid = {"a": {p: [r for r in first.rollouts if r.pmid == p] for p in pmids}}
+    by_pmid["b"] = {p: [r for r in second.rollouts if r.pmid == p] for p in pmids}
+    observed = abs(pooled_scores(second.rollouts).f1 - pooled_scores(first.rollouts).f1)
+    extreme = 0
+    for keep in itertools.product((True, False), repeat=len(pmids)):
+        one = [r for p, k in zip(pmids, keep, strict=True) for r in by_pmid["b" if k else "a"][p]]
+        two = [r for p, k in zip(pmids, keep, strict=True) for r in by_pmid["a" if k else "b"][p]]
+        extreme += abs(pooled_scores(one).f1 - pooled_scores(two).f1) >= observed - 1e-12
+    assert Fraction(extreme, 2 ** len(pmids)) == Fraction(1, 64)

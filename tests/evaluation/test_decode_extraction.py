@@ -36,7 +36,7 @@ def test_an_extraction_trace_is_an_extraction_rollout() -> None:
         reward=2 / 3,
         input_tokens=900,
         output_tokens=60,
-        ceiling=(2, 2),
+        ceiling=(2, 2, None),  # a two-count record (a run made before the one-answer-per-pair count)
     )
     (legacy,) = read_line(json.dumps(legacy_row("100", GOLD_100, block("T1 | T2 | E"))).encode(), file="r", line=1,
                           legacy=True)  # fmt: skip

@@ -241,6 +241,43 @@ def test_the_sign_flip_test_flips_whole_abstracts() -> None:
     assert stats.sign_flip_p([]) == stats.sign_flip_p([0, 0]) == 1.0
 
 
+# Three abstracts of one task each: the same right answer in both runs (a), and two gold relations the first run
+# misses and the second finds (b, c).
+FIRST = [("a", ("INHIBITOR",), ("INHIBITOR",)), ("b", ("SUBSTRATE",), (None,)), ("c", ("ACTIVATOR",), (None,))]
+SECOND = [
+    ("a", ("INHIBITOR",), ("INHIBITOR",)),
+    ("b", ("SUBSTRATE",), ("SUBSTRATE",)),
+    ("c", ("ACTIVATOR",), ("ACTIVATOR",)),
+]
+
+
+def test_the_paired_permutation_test_enumerates_every_swap_of_whole_abstracts() -> None:
+    # micro-F1: first TP 1, FN 2 -> 2/4; second TP 3 -> 1; observed difference +1/2. Swapping a changes nothing;
+    # keeping b and c gives +1/2, swapping both -1/2, swapping one of them 0 (both runs TP 2, FN 1). So 4 of the
+    # 8 assignments reach |1/2|: p = 1/2, for accuracy (1/3 -> 1) and macro-F1 alike.
+    got = stats.paired_permutation(counts_of(FIRST), counts_of(SECOND), permutations=8, seed=3)
+    assert got == stats.PermutationTest(
+        {"accuracy": 0.5, "micro_f1": 0.5, "macro_f1": 0.5}, units=3, permutations=8, exact=True, seed=3
+    )
+    same = stats.paired_permutation(counts_of(FIRST), counts_of(FIRST), permutations=8, seed=0)
+    assert same.p == {name: 1.0 for name in stats.METRICS}  # no difference: every assignment is as extreme
+
+
+def test_a_random_sign_flip_p_is_seeded_and_never_below_one_over_permutations_plus_one() -> None:
+    """With fewer permutations than ``2**abstracts`` the p-value is ``(b + 1) / (permutations + 1)``."""
+    right = np.random.default_rng(7).random(12) < 0.3  # the first run finds about 3 of 12 relations
+    first = counts_of([(f"t{i}", ("INHIBITOR",), ("INHIBITOR" if r else None,)) for i, r in enumerate(right)])
+    second = counts_of([(f"t{i}", ("INHIBITOR",), ("INHIBITOR",)) for i in range(12)])
+    got = stats.paired_permutation(first, second, permutations=200, seed=1)
+    assert (got.exact, got.permutations, got.units) == (False, 200, 12)
+    assert got == stats.paired_permutation(first, second, permutations=200, seed=1)
+    signs = np.random.default_rng(1).integers(0, 2, size=(200, 12)).astype(float)
+    a, b = signs @ second + (1 - signs) @ first, signs @ first + (1 - signs) @ second
+    observed = abs(stats.metric_values(second.sum(axis=0))[1] - stats.metric_values(first.sum(axis=0))[1])
+    extreme = int((np.abs(stats.metric_values(a)[1] - stats.metric_values(b)[1]) >= observed - 1e-12).sum())
+    assert got.p["micro_f1"] == (extreme + 1) / 201 >= 1 / 201
+
+
 def test_by_abstract_sums_the_rows_of_each_abstract_in_sorted_order() -> None:
     counts = counts_of(TASKS)
     order, summed = stats.by_abstract(["p2", "p1", "p2", "p3"], counts)
@@ -264,6 +301,11 @@ def test_by_abstract_sums_the_rows_of_each_abstract_in_sorted_order() -> None:
             "one row per shared abstract",
         ),
         (lambda: stats.flips([True], [True, False]), "one flag per shared task"),
+        (
+            lambda: stats.paired_permutation(counts_of(TASKS), counts_of(TASKS[:3])),
+            "one row per shared abstract",
+        ),
+        (lambda: stats.paired_permutation(counts_of(TASKS), counts_of(TASKS), permutations=0), "permutations >= 1"),
     ],
 )
 def test_bad_arguments_are_value_errors(call: Callable[[], object], message: str) -> None:

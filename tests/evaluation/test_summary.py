@@ -18,6 +18,7 @@ from drugprot.evaluation.records import INVALID, GoldPair, Rollout, RunConfig, S
 from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.summary import (
     CANDIDATE_RULE,
+    ceiling_summary,
     errored_summary,
     majority_label,
     setting_of,
@@ -281,3 +282,38 @@ def test_the_intervals_do_not_depend_on_the_order_of_the_run_lines(tmp_path: Pat
     got = summarize(first, resamples=300, seed=4)["intervals"]
     assert got == summarize(second, resamples=300, seed=4)["intervals"] and got["abstracts"] == 3
     assert compare_runs(first, second, resamples=300, seed=4) == compare_runs(second, first, resamples=300, seed=4)
+
+
+def test_the_pair_mode_ceiling_counts_one_type_per_pair() -> None:
+    """The fixture's 28 gold relations are all on candidates, but pair 90000001 T1-T2 is SUBSTRATE and INHIBITOR:
+    one letter names one of them, so pair mode reaches 27 (recall 27/28, F1 54/55); extraction mode can list
+    both types of a pair and reaches all 28."""
+    from drugprot.evaluation.extraction_summary import summarize_extraction
+    from drugprot.evaluation.render import ceiling_line
+
+    options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
+    report = summarize(baseline_run("lexical", options))
+    assert report["ceiling"] == {
+        "rule": CANDIDATE_RULE,
+        "abstracts": 9,
+        "in_tasks": 28,
+        "known": True,
+        "gold_relations": 28,
+        "candidates": 28,
+        "never_predicted": 0,
+        "second_types": 1,
+        "reachable": 27,
+        "max_recall": 27 / 28,
+        "max_f1": 54 / 55,
+    }
+    assert ceiling_line(report).endswith(
+        "28 gold relations in the 9 abstracts, 28 on candidates, 0 never predictable (no task asks them); 1 of them a "
+        "second type of a multi-label pair, which one answer cannot name: 27 reachable (max recall 0.964, max F1 "
+        "0.982); 28 in this run's tasks"
+    )
+    extraction = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
+    ceiling = summarize_extraction(baseline_run("lexical", extraction))["ceiling"]
+    assert (ceiling["second_types"], ceiling["reachable"], ceiling["max_recall"]) == (0, 28, 1.0)
+    # A run that recorded two counts per abstract (before the third): the bound counts the second types.
+    old = dataclasses.replace(NEGATIVE, ceiling=(3, 3, None))
+    assert ceiling_summary([old], None, one_answer_per_pair=True)["second_types"] is None

@@ -5,10 +5,12 @@ mentions start in the same sentence (``document_sentences``), gold or not. A gol
 candidate (its mentions in two sentences, e.g. after a splitting error) is not a task in pair mode in any setting,
 so no question can reveal it: asking it while NO-RELATION comes only from same-sentence pairs would make "the
 mentions are in different sentences" mean "related", a label leak. Such relations stay in the gold of their
-abstract and count in the report's ceiling (``ceiling_of``): relations the run can never predict. Extraction
+abstract and count in the report's ceiling (``ceiling_of``): relations the run can never predict (in pair mode
+also the second gold type of a multi-label pair: one answer names one type). Extraction
 mode's prompt shows the same sentences, one per line, and states the same rule. On the 350-abstract real
 training sample every one of the 1,759 gold relations is on a candidate (6,049 candidates, of the 54,358 chemical
-x gene combinations the official script scores).
+x gene combinations the official script scores), and 29 of them are a second type of a multi-label pair, so pair
+mode reaches at most 1,730 (``Ceiling.one_per_pair``).
 
 DrugProt lists only positive relations; a no-relation example is a candidate pair that has no gold relation of
 any type. This module defines, deterministically and without dependencies:
@@ -309,21 +311,26 @@ class Ceiling:
     gold: int
     """Distinct gold relations (chemical id, gene id, type) of the 13 scored types."""
     candidates: int
-    """Those whose (chemical, gene) pair is a candidate (``candidate_pairs``); the others can never be predicted."""
+    """Those whose (chemical, gene) pair is a candidate (``candidate_pairs``); the others can never be predicted.
+    Extraction mode can reach all of them: a reply may list several types for one pair."""
+    one_per_pair: int
+    """The distinct candidate pairs with a gold relation: what pair mode can reach at most, because one answer
+    names one type, so a multi-label pair's other gold types are false negatives of every pair-mode run."""
 
     def as_record(self) -> list[int]:
-        """``[gold, candidates]``: the task data's ``ceiling`` (JSON)."""
-        return [self.gold, self.candidates]
+        """``[gold, candidates, one_per_pair]``: the task data's ``ceiling`` (JSON)."""
+        return [self.gold, self.candidates, self.one_per_pair]
 
 
 def ceiling_of(doc: Document, candidates: Collection[Pair] | None = None) -> Ceiling:
-    """The abstract's gold relations and how many of them are on candidate pairs (``candidates``, computed with
-    ``candidate_pairs`` when not given)."""
+    """The abstract's gold relations, how many of them are on candidate pairs (``candidates``, computed with
+    ``candidate_pairs`` when not given) and how many one answer per candidate pair can reach."""
     relations = {(rel.arg1, rel.arg2, rel.type) for rel in doc.relations if rel.type in _SCORED}
     if not relations:
-        return Ceiling(0, 0)
+        return Ceiling(0, 0, 0)
     pairs = set(candidate_pairs(doc) if candidates is None else candidates)
-    return Ceiling(len(relations), sum((chemical, gene) in pairs for chemical, gene, _ in relations))
+    reached = [(chemical, gene) for chemical, gene, _ in relations if (chemical, gene) in pairs]
+    return Ceiling(len(relations), len(reached), len(set(reached)))
 
 
 def gold_pairs(doc: Document) -> set[Pair]:

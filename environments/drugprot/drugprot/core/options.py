@@ -25,6 +25,7 @@ from drugprot.core.rewards import (
     Costs,
     Reward,
     Weights,
+    fp_cost_for_f1,
     weight_knob,
 )
 from drugprot.core.sources import SPLITS, hub_source
@@ -55,8 +56,17 @@ KNOBS: tuple[Knob, ...] = (
     Knob("shuffle", False, "shuffle the tasks deterministically with `seed`"),
     Knob("seed", 0, "seed of the shuffle and of negative sampling"),
     Knob("reward", DEFAULT_REWARD, "`utility` (TP 1, FP -fp_cost, FN -fn_cost) or `accuracy`: presets the weights"),
-    Knob("fp_cost", DEFAULT_FP_COST, "what the `utility` reward charges a false positive"),
+    Knob(
+        "fp_cost",
+        None,
+        f"what the `utility` reward charges a false positive; unset: {DEFAULT_FP_COST:g}, or from `f1_target`",
+    ),
     Knob("fn_cost", DEFAULT_FN_COST, "what the `utility` reward charges a false negative"),
+    Knob(
+        "f1_target",
+        None,
+        "micro-F1 F in (0, 1) the model reaches: sets `fp_cost` = F·(1+fn_cost)/(2−F); not with `fp_cost`",
+    ),
     Knob(weight_knob("accuracy"), None, "weight of the `accuracy` reward; unset: the `reward` preset's (0 or 1)"),
     Knob(weight_knob("utility"), None, "weight of the `utility` reward; unset: the `reward` preset's (1 or 0)"),
     Knob(weight_knob("format"), None, "weight of the `format` reward; unset: the `reward` preset's (0.1)"),
@@ -120,8 +130,11 @@ class TaskOptions:
     reward: str = DEFAULT_REWARD
     """The ``reward`` knob: ``utility`` or ``accuracy`` (``drugprot.core.rewards.REWARD_KINDS``), a preset of the
     weights (``PRESETS``)."""
-    fp_cost: float = DEFAULT_FP_COST
+    fp_cost: float | None = None
+    """None: derived from ``f1_target`` when set, else ``DEFAULT_FP_COST``. Always a float once built."""
     fn_cost: float = DEFAULT_FN_COST
+    f1_target: float | None = None
+    """The micro-F1 the utility is calibrated for (``resolve_fp_cost``); None: ``fp_cost`` as given."""
     weights: Weights | None = None
     """The reward weights; None (and, through ``from_knobs``, every weight knob left unset) takes the ``reward``
     preset's. Always a ``Weights`` once built."""
@@ -164,6 +177,7 @@ class TaskOptions:
             raise DrugprotConfigError(
                 f"unknown reward {self.reward!r}; expected one of {', '.join(REWARD_KINDS)}", knob="reward"
             )
+        object.__setattr__(self, "fp_cost", resolve_fp_cost(self.fp_cost, self.fn_cost, self.f1_target))
         Costs(self.fp_cost, self.fn_cost)  # raises DrugprotConfigError naming fp_cost or fn_cost
         if self.weights is None:
             object.__setattr__(self, "weights", PRESETS[self.reward])
@@ -188,7 +202,8 @@ class TaskOptions:
 
     def make_reward(self) -> Reward:
         """The run's reward (``drugprot.core.rewards.Reward``): its kind, costs and weights."""
-        return Reward(self.reward, Costs(self.fp_cost, self.fn_cost), self.weights)
+        assert self.fp_cost is not None  # resolved in __post_init__
+        return Reward(self.reward, Costs(self.fp_cost, self.fn_cost), self.weights, self.f1_target)
 
     @property
     def with_no_relation(self) -> bool:
@@ -215,6 +230,7 @@ class TaskOptions:
         if unknown:
             raise DrugprotConfigError(f"unknown knob {unknown[0]!r}; the knobs are {', '.join(known)}", knob=unknown[0])
         values = {name: value for name, value in knobs.items() if known[name].selects and name != "train_split"}
+        exclusive_costs(values.get("fp_cost"), values.get("f1_target"))
         set_weights = {reward: values.pop(weight_knob(reward), None) for reward in REWARD_NAMES}
         kind = values.get("reward", DEFAULT_REWARD)
         preset = PRESETS.get(kind) if isinstance(kind, str) else None
@@ -226,3 +242,42 @@ class TaskOptions:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def exclusive_costs(fp_cost: object, f1_target: object) -> None:
+    """The knobs ``fp_cost`` and ``f1_target`` set the same cost: a recipe sets at most one of them.
+
+    Raises:
+        DrugprotConfigError: both set (not None), naming both.
+    """
+    if fp_cost is not None and f1_target is not None:
+        raise DrugprotConfigError(
+            f"f1_target ({f1_target!r}) and fp_cost ({fp_cost!r}) both set the utility's false-positive cost; set "
+            "one of them (f1_target derives fp_cost = F*(1+fn_cost)/(2-F))",
+            knob="f1_target",
+        )
+
+
+def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | None) -> float:
+    """The ``fp_cost`` in effect: ``fp_cost_for_f1(f1_target, fn_cost)`` with a target, else ``fp_cost``, else the
+    default. An ``fp_cost`` equal to what the target derives is the same setting (a ``dataclasses.replace`` of
+    built options carries both); a different one is refused as at the knobs (``exclusive_costs``).
+
+    Raises:
+        DrugprotConfigError: ``f1_target`` not a number in the open interval (0, 1), or an ``fp_cost`` that
+            contradicts it.
+    """
+    if f1_target is None:
+        return DEFAULT_FP_COST if fp_cost is None else fp_cost
+    if not _is_number(f1_target) or not 0 < f1_target < 1:  # NaN fails the comparison
+        raise DrugprotConfigError(
+            f"f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got "
+            f"{f1_target!r}",
+            knob="f1_target",
+        )
+    if not _is_number(fn_cost) or not math.isfinite(fn_cost) or fn_cost < 0:
+        return DEFAULT_FP_COST if fp_cost is None else fp_cost  # Costs names fn_cost
+    derived = fp_cost_for_f1(f1_target, fn_cost)
+    if fp_cost is not None and fp_cost != derived:
+        exclusive_costs(fp_cost, f1_target)
+    return derived

@@ -23,7 +23,9 @@ serves both modes, both verifiers stacks, the baselines and the report:
   type is right on 57 % of held-out gold pairs, near Trinity-Mini's 0.53 at step 1 of the seed run, reaches its best
   held-out official F1, 0.423, at threshold 0.200 (about F*/2); its utility-optimal decisions reach 0.423 at
   ``fp_cost`` 0.5, 0.418 at 0.4, 0.360 at 0.15 (threshold 0.07: too many false positives at this operating point).
-  A recipe for a much weaker model (F1 near 0.3, threshold near 0.15) would set ``fp_cost`` about 0.35.
+  A recipe for a much weaker model (F1 near 0.3, threshold near 0.15) would set ``fp_cost`` about 0.35: the cost
+  calibrated at micro-F1 ``F`` is ``fp_cost_for_f1(F, fn_cost)`` (the defaults are F = 0.4), which the ``f1_target``
+  knob sets from the calibration line ``drugprot report`` prints for a run in the official setting.
 * ``format``: 1 for completed reasoning and exactly one answer (``drugprot.core.parsing``), unchanged.
 
 In extraction mode a line that names an unknown mention id or two mentions of one entity type counts as a false
@@ -110,6 +112,21 @@ def _check_cost(name: str, value: object) -> float:
     return float(value)
 
 
+def fp_cost_for_f1(f1: float, fn_cost: float = DEFAULT_FN_COST) -> float:
+    """The ``fp_cost`` that puts the utility's threshold ``fp / (1 + fp + fn)`` at ``F / 2``, micro-F1's optimal
+    threshold at micro-F1 ``F``: ``fp = F * (1 + fn) / (2 - F)``. 0.35 at F 0.3, 0.5 at 0.4, 0.86 at 0.6
+    (``fn_cost`` 1): the utility then states a relation exactly when stating it raises the expected micro-F1 of a
+    model at that operating point. ``F`` 0 gives 0 (no cost: micro-F1 0 has no threshold to match).
+
+    Raises:
+        DrugprotConfigError: ``f1`` not a number in [0, 1], or ``fn_cost`` not a finite number >= 0.
+    """
+    fn = _check_cost("fn_cost", fn_cost)
+    if isinstance(f1, bool) or not isinstance(f1, int | float) or not 0 <= f1 <= 1:  # NaN fails the comparison
+        raise DrugprotConfigError(f"a micro-F1 must be a number in [0, 1], got {f1!r}", knob="f1_target")
+    return f1 * (1.0 + fn) / (2.0 - f1)
+
+
 @dataclass(frozen=True, slots=True)
 class Costs:
     """The utility's constants: a true positive earns 1, a false positive costs ``fp``, a false negative ``fn``."""
@@ -177,6 +194,8 @@ class Reward:
     kind: str = DEFAULT_REWARD
     costs: Costs = field(default_factory=Costs)
     weights: Weights | None = None
+    f1_target: float | None = None
+    """The micro-F1 ``costs.fp`` was derived from (``fp_cost_for_f1``; the ``f1_target`` knob), or None."""
 
     def __post_init__(self) -> None:
         if self.kind not in REWARD_KINDS:
@@ -202,14 +221,15 @@ class Reward:
         return sum(term * weights.of(name) for name, term in self.terms(score).items())
 
     def record(self) -> dict[str, Any]:
-        """A JSON-ready record (``info["drugprot"]["versions"]["reward"]``)."""
-        return {
+        """A JSON-ready record (``info["drugprot"]["versions"]["reward"]``); ``f1_target`` only when one was set."""
+        record: dict[str, Any] = {
             "kind": self.kind,
             "fp_cost": self.costs.fp,
             "fn_cost": self.costs.fn,
             "weights": self.weighting.as_dict(),
             "threshold": self.costs.threshold,
         }
+        return record if self.f1_target is None else record | {"f1_target": self.f1_target}
 
     def describe(self) -> str:
         """One line: the kind, the utility's constants and decision threshold, and the weights."""
@@ -228,11 +248,14 @@ def describe(record: Mapping[str, Any]) -> str:
     if not isinstance(kind, str) or not isinstance(weights, Mapping):
         raise DrugprotLookupError(f"not a reward record: {record!r}")
     costs = Costs(fp, fn)
+    target = record.get("f1_target")
     head = kind
     if weights.get("utility"):
         head += (
             f" (TP 1, FP -{_number(costs.fp)}, FN -{_number(costs.fn)}; states a relation when "
-            f"p > {costs.threshold:.3f})"
+            f"p > {costs.threshold:.3f}"
+            + (f"; fp_cost from f1_target {_number(target)}" if isinstance(target, int | float) else "")
+            + ")"
         )
     shown = ", ".join(f"{name} {_number(float(weights[name]))}" for name in REWARD_NAMES)
     return f"{head}, weights {shown}"

@@ -29,7 +29,7 @@ class PairTask:
     gene: Entity
     labels: tuple[str, ...]
     """Official names of every gold type of the pair, in label order; ``("NO-RELATION",)`` for a negative."""
-    ceiling: Ceiling = Ceiling(0, 0)
+    ceiling: Ceiling = Ceiling(0, 0, 0)
     """The abstract's gold relations and how many are on candidate pairs (the same for all its tasks)."""
 
     @property

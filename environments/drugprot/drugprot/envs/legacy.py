@@ -46,7 +46,6 @@ from drugprot.core.prompts import system_prompt
 from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
-    DEFAULT_FP_COST,
     DEFAULT_REWARD,
     METRIC_NAMES,
     Reward,
@@ -342,8 +341,9 @@ def load_environment(
     shuffle: bool = False,
     seed: int = 0,
     reward: str = DEFAULT_REWARD,
-    fp_cost: float = DEFAULT_FP_COST,
+    fp_cost: float | None = None,
     fn_cost: float = DEFAULT_FN_COST,
+    f1_target: float | None = None,
     accuracy_weight: float | None = None,
     utility_weight: float | None = None,
     format_weight: float | None = None,
@@ -364,8 +364,10 @@ def load_environment(
         shuffle: shuffle the tasks deterministically with ``seed``.
         seed: seed of the shuffle and of negative sampling.
         reward: ``"utility"`` (TP 1, FP -fp_cost, FN -fn_cost) or ``"accuracy"``: presets the weights.
-        fp_cost: what the ``utility`` reward charges a false positive.
+        fp_cost: what the ``utility`` reward charges a false positive; unset: 0.5, or derived from ``f1_target``.
         fn_cost: what the ``utility`` reward charges a false negative.
+        f1_target: the micro-F1 F (in (0, 1)) the model reaches, e.g. at a step-0 eval: sets ``fp_cost`` to
+            F·(1+fn_cost)/(2−F), where the utility's threshold is micro-F1's F/2; not with ``fp_cost``.
         accuracy_weight: weight of the ``accuracy`` reward; unset: the ``reward`` preset's (0 or 1).
         utility_weight: weight of the ``utility`` reward; unset: the ``reward`` preset's (1 or 0).
         format_weight: weight of the ``format`` reward; unset: the ``reward`` preset's (0.1).

@@ -73,8 +73,8 @@ class DrugprotData(vf.TaskData):
     fn_cost: float = DEFAULT_FN_COST
     """The ``utility`` reward's cost of a false negative (the ``fn_cost`` knob)."""
     ceiling: list[int] | None = None
-    """``[gold relations of the abstract, how many are on candidate pairs]`` (``Ceiling.as_record()``), for the
-    report's ceiling line."""
+    """``[gold relations of the abstract, how many are on candidate pairs, how many one answer per pair reaches]``
+    (``Ceiling.as_record()``), for the report's ceiling line."""
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
@@ -224,8 +224,9 @@ class DrugprotConfig(vf.TasksetConfig):
     shuffle: bool = _knob("shuffle")
     seed: int = _knob("seed")
     reward: Literal["accuracy", "utility"] = _knob("reward")
-    fp_cost: float = _knob("fp_cost")
+    fp_cost: float | None = _knob("fp_cost")
     fn_cost: float = _knob("fn_cost")
+    f1_target: float | None = _knob("f1_target")
     accuracy_weight: float | None = _knob("accuracy_weight")
     utility_weight: float | None = _knob("utility_weight")
     format_weight: float | None = _knob("format_weight")
@@ -244,6 +245,8 @@ class DrugprotConfig(vf.TasksetConfig):
             self.task, effective = fold_weights(self.task, options.weights, explicit)
             for reward in REWARD_NAMES:
                 setattr(self, weight_knob(reward), effective.of(reward))
+            if self.f1_target is None:  # fp_cost reads the cost in effect; with a target it stays unset (exclusive)
+                self.fp_cost = options.fp_cost
             validate_source(self.options(), path_hint=DATA_PATH_HINT)
         except DrugprotError as exc:
             if isinstance(exc, ValueError):

@@ -42,7 +42,7 @@ from drugprot.core.sources import load_documents
 from drugprot.core.tasks import PairTask, build_tasks
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
-from drugprot.evaluation.decode import rollout_versions
+from drugprot.evaluation.decode import rollout_costs, rollout_versions
 from drugprot.evaluation.records import (
     ExtractionAnswer,
     ExtractionRollout,
@@ -215,6 +215,7 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
     with_nr = options.with_no_relation
     tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
     versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
+    costs = rollout_costs({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
     reward, rollouts = options.make_reward(), []
     for task in tasks:
         score = score_reply(
@@ -222,8 +223,10 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
         )
         pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
         answer = ScoredAnswer.of(score, rescored=False)
-        ceiling = (task.ceiling.gold, task.ceiling.candidates)
-        rollouts.append(Rollout.of(pair, answer, reward=reward.value(score), versions=versions, ceiling=ceiling))
+        ceiling = (task.ceiling.gold, task.ceiling.candidates, task.ceiling.one_per_pair)
+        rollouts.append(
+            Rollout.of(pair, answer, reward=reward.value(score), versions=versions, costs=costs, ceiling=ceiling)
+        )
     source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
     limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
     return Run(
@@ -249,6 +252,7 @@ def _extraction_run(baseline: str, options: TaskOptions, documents: list[Documen
     by_pmid = {document.pmid: document for document in documents}
     questions = select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
     versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
+    costs = rollout_costs({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
     reward, rollouts = options.make_reward(), []
     for question in questions:
         assert question.gold is not None and question.ceiling is not None  # an extraction question carries both
@@ -261,7 +265,8 @@ def _extraction_run(baseline: str, options: TaskOptions, documents: list[Documen
                 answer,
                 reward=reward.value(score),
                 versions=versions,
-                ceiling=(question.ceiling.gold, question.ceiling.candidates),
+                costs=costs,
+                ceiling=(question.ceiling.gold, question.ceiling.candidates, question.ceiling.one_per_pair),
             )  # fmt: skip
         )
     return Run(

@@ -9,11 +9,13 @@ from typing import Any
 
 from drugprot.evaluation import extraction_summary
 from drugprot.evaluation.records import ReportError, Run
-from drugprot.evaluation.stats import by_abstract, flips, paired_bootstrap
+from drugprot.evaluation.stats import TEST_METHOD, by_abstract, flips, paired_bootstrap, paired_permutation
 from drugprot.evaluation.summary import bootstrap_dict, group_by_task, majority_label, task_counts
 
-SIGN_FLIP_TEST = "exact sign-flip (permutation) test with abstracts as units"
-"""The paired test of ``flips`` (``stats.sign_flip_p``): the paired permutation test with abstracts as units."""
+ACCURACY_TEST = "exact sign-flip test of the tasks right in one run only, abstracts as units"
+"""The paired test of ``flips`` (``stats.sign_flip_p``), a test of per-task accuracy (a task right or wrong by its
+majority answer), never of F1: it counts tasks, so an answer policy that is right on many NO-RELATION pairs wins it
+while stating no relation (F1 0)."""
 
 
 def check_modes(runs: list[Run]) -> None:
@@ -70,7 +72,10 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
     ``flips`` compares the runs task by task: a task is right in a run when its majority answer
     (``majority_label``; with one rollout per task, that rollout's answer) is one of its gold types;
     ``first_only`` counts the tasks right in ``first`` and wrong in ``second``, ``second_only`` the reverse;
-    ``p`` is the exact sign-flip test of the per-abstract differences (``stats.sign_flip_p``).
+    ``p`` is the exact sign-flip test of the per-abstract differences (``stats.sign_flip_p``): a test of accuracy.
+    ``tests`` holds the p-value of each difference (accuracy, micro-F1 and macro-F1, rollouts pooled) from the
+    paired sign-flip test over abstracts (``stats.paired_permutation``, seeded by ``seed``): the test of the F1
+    difference is computed on F1 itself.
     """
     check_modes([first, second])
     extracting = first.mode == extraction_summary.EXTRACTION
@@ -100,12 +105,23 @@ def compare_runs(first: Run, second: Run, *, resamples: int, seed: int) -> dict[
             "both": result.both,
             "neither": result.neither,
             "p": result.p,
-            "test": SIGN_FLIP_TEST,
+            "test": ACCURACY_TEST,
         },
+        "tests": None,
         "intervals": None,
     }
+    first_summed, second_summed = by_abstract(pmids, first_counts)[1], by_abstract(pmids, second_counts)[1]
+    if result.clusters >= 1:
+        test = paired_permutation(first_summed, second_summed, seed=seed)
+        out["tests"] = {
+            "method": TEST_METHOD,
+            "abstracts": test.units,
+            "permutations": test.permutations,
+            "exact": test.exact,
+            "seed": test.seed,
+            **test.p,
+        }
     if resamples > 0 and result.clusters >= 2:
-        first_summed, second_summed = by_abstract(pmids, first_counts)[1], by_abstract(pmids, second_counts)[1]
         delta = paired_bootstrap(first_summed, second_summed, resamples=resamples, seed=seed)
         out["intervals"] = (
             extraction_summary.abstracts_bootstrap(delta) if extracting else bootstrap_dict(delta, tasks=len(keys))

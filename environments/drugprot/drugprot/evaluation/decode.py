@@ -7,6 +7,7 @@ from typing import Any
 
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION
 from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
+from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import from_info as versions_from_info
 from drugprot.evaluation.decode_extraction import extraction_answer, extraction_gold, extraction_record, is_extraction
 from drugprot.evaluation.records import (
@@ -132,16 +133,35 @@ def _record(info: dict[str, Any] | None) -> ScoredAnswer | None:
     return ScoredAnswer(label, None if reason is None else shorten(reason), None if fmt is None else shorten(fmt))
 
 
-def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int] | None:
-    """The task data's ``ceiling`` (``[gold relations, on candidates]`` of its abstract), or None when it is missing
-    or not two counts with ``0 <= candidates <= gold`` (best effort: the report then says the ceiling is unknown)."""
+def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int, int | None] | None:
+    """The task data's ``ceiling`` (``[gold relations, on candidates, one per candidate pair]`` of its abstract,
+    ``Ceiling.as_record``; a run made before the third count recorded two, read with None for it), or None when it
+    is missing or not counts with ``0 <= one per pair <= candidates <= gold`` (best effort: the report then says
+    the ceiling is unknown)."""
     value = data.get("ceiling") if data is not None else None
-    if not isinstance(value, list) or len(value) != 2:
+    if not isinstance(value, list) or len(value) not in (2, 3):
         return None
-    gold, candidates = value
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in value) or not 0 <= candidates <= gold:
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
         return None
-    return (gold, candidates)
+    gold, candidates, *rest = value
+    per_pair = rest[0] if rest else None
+    if not 0 <= candidates <= gold or (per_pair is not None and not 0 <= per_pair <= candidates):
+        return None
+    return (gold, candidates, per_pair)
+
+
+def rollout_costs(info: dict[str, Any] | None) -> tuple[float, float] | None:
+    """The utility's ``(fp_cost, fn_cost)`` in the rollout's ``info["drugprot"]["versions"]["reward"]``
+    (``Reward.record``), or None when it recorded none or not two finite costs >= 0 (best effort)."""
+    record = info.get(INFO_KEY) if info is not None else None
+    versions = record.get(VERSIONS_KEY) if isinstance(record, dict) else None
+    reward = versions.get("reward") if isinstance(versions, dict) else None
+    costs = (reward.get("fp_cost"), reward.get("fn_cost")) if isinstance(reward, dict) else ()
+    if len(costs) != 2 or not all(
+        isinstance(c, int | float) and not isinstance(c, bool) and math.isfinite(c) and c >= 0 for c in costs
+    ):
+        return None
+    return (float(costs[0]), float(costs[1]))  # type: ignore[arg-type]
 
 
 def rollout_versions(info: dict[str, Any] | None) -> Versions | None:
@@ -241,6 +261,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRoll
         "error": error,
         "error_message": None if message is None else shorten(message, 300),
         "versions": rollout_versions(info),
+        "costs": rollout_costs(info),
         "ceiling": ceiling_of_task(data),
     }
     if pmid is not None and gold is not None:
@@ -310,6 +331,7 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
         "error": error,
         "error_message": message,
         "versions": rollout_versions(info),
+        "costs": rollout_costs(info),
         "ceiling": ceiling_of_task(info),
     }
     if pmid is not None and gold is not None:

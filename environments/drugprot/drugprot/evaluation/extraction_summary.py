@@ -29,6 +29,7 @@ from typing import Any
 from drugprot.core.extraction import NO_BLOCK
 from drugprot.core.metrics import RelationRow, Scores, score_relations
 from drugprot.core.parsing import REASONING_INCOMPLETE
+from drugprot.evaluation.calibration import calibration_summary
 from drugprot.evaluation.records import ExtractionRollout, ReportError, Run, RunConfig, Triple
 from drugprot.evaluation.stats import DEFAULT_SEED, count_row
 from drugprot.evaluation.summary import (
@@ -185,6 +186,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
     errored = errored_summary(rollouts)
+    intervals = _intervals(rollouts, resamples, seed)
     return {
         "failed": errored["failed"],
         "errored": errored,
@@ -211,7 +213,8 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
         "majority_exact_match": mean([float(right) for right in exact.values()]),
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
-        "intervals": _intervals(rollouts, resamples, seed),
+        "intervals": intervals,
+        "calibration": calibration_summary(pooled.f1, intervals, rollouts),
         "ceiling": ceiling_summary(rollouts, None),
         "per_class": class_dict(pooled),
         "quality": quality(rollouts),

@@ -107,9 +107,12 @@ class Rollout:
     versions: Versions | None = None
     """What made the rollout, as ``run_versions`` shows it: env, prompt and scorer versions and the data
     (``drugprot.core.versions``); None for a rollout recorded without them (an older run)."""
-    ceiling: tuple[int, int] | None = None
-    """Its abstract's gold relations and how many are on candidate pairs (``drugprot.core.candidates.Ceiling``);
-    None when the task data did not record it (an older run)."""
+    costs: tuple[float, float] | None = None
+    """The utility's ``(fp_cost, fn_cost)`` the rollout was scored with (its versions record); None: unrecorded."""
+    ceiling: tuple[int, int, int | None] | None = None
+    """Its abstract's gold relations, how many are on candidate pairs and how many one answer per candidate pair
+    can reach (``drugprot.core.candidates.Ceiling``; the last None for a run that recorded only two); None when
+    the task data did not record it (an older run)."""
 
     @classmethod
     def of(
@@ -124,7 +127,8 @@ class Rollout:
         error: str | None = None,
         error_message: str | None = None,
         versions: Versions | None = None,
-        ceiling: tuple[int, int] | None = None,
+        costs: tuple[float, float] | None = None,
+        ceiling: tuple[int, int, int | None] | None = None,
     ) -> Rollout:
         """The rollout of ``answer`` to ``pair`` (every reader of a run and every baseline builds it here)."""
         return cls(
@@ -144,6 +148,7 @@ class Rollout:
             error=error,
             error_message=error_message,
             versions=versions,
+            costs=costs,
             ceiling=ceiling,
         )
 
@@ -210,7 +215,9 @@ class ExtractionRollout:
     """Type of the rollout's last recorded error, or None (as ``Rollout.error``)."""
     error_message: str | None = None
     versions: Versions | None = None
-    ceiling: tuple[int, int] | None = None
+    costs: tuple[float, float] | None = None
+    """As ``Rollout.costs``."""
+    ceiling: tuple[int, int, int | None] | None = None
     """As ``Rollout.ceiling``."""
 
     @property

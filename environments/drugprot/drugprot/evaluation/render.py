@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.core.labels import letter_of
+from drugprot.evaluation.calibration import calibration_lines
 from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES, version_lines
 
 _MAX_EXAMPLES = 10
@@ -118,14 +119,25 @@ def ceiling_line(report: Mapping[str, Any]) -> str:
             f"drugprot recorded them){tasks}"
         )
     bound = f" (max recall {pct(c['max_recall'])}, max F1 {pct(c['max_f1'])})" if c["max_recall"] is not None else ""
+    extraction = report["setting"]["mode"] == "extraction"
     outside = (
         "outside them (across sentences: the prompt says relations hold within one)"
-        if report["setting"]["mode"] == "extraction"
+        if extraction
         else "never predictable (no task asks them)"
     )
+    second = c.get("second_types", 0)
+    if extraction or second == 0:
+        pairs = ""
+    elif second is None:
+        pairs = "; one answer names one type, but this run did not record its multi-label pairs (bound counts them)"
+    else:
+        pairs = (
+            f"; {second} of them a second type of a multi-label pair, which one answer cannot name: "
+            f"{c['reachable']} reachable"
+        )
     return (
         f"  ceiling (candidates: {c['rule']}): {c['gold_relations']} gold relations in the {c['abstracts']} "
-        f"abstracts, {c['candidates']} on candidates, {c['never_predicted']} {outside}{bound}{tasks}"
+        f"abstracts, {c['candidates']} on candidates, {c['never_predicted']} {outside}{pairs}{bound}{tasks}"
     )
 
 
@@ -169,6 +181,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
         *official_metric_lines(report, majority_row="micro, majority per task"),
         *format_intervals_note(intervals),
+        *calibration_lines(report.get("calibration")),
         "",
     ]
     rows = list(report["per_class"].items())
@@ -326,113 +339,3 @@ def format_tokens(tokens: Mapping[str, Any]) -> str:
         f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
         f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)"
     )
-
-
-def format_comparison(
-    reports: Sequence[Mapping[str, Any]],
-    task_keys: Sequence[set[tuple[str, str, str]]] | None = None,
-    comparisons: Sequence[Mapping[str, Any]] | None = None,
-) -> str:
-    """Several runs side by side: headline numbers and per-class F1, one column per run.
-
-    ``task_keys`` (each run's task keys) adds a warning when the runs did not evaluate the same tasks.
-    Each run's 95% intervals follow the table; ``comparisons`` (``compare_runs`` of run [1] with each later
-    run, in order) adds the paired comparison of each later run with [1].
-    """
-    cols = [f"[{i}]" for i in range(1, len(reports) + 1)]
-    out = failed_run_lines(cols, reports)
-    out.append("drugprot report: comparison")
-    for col, report in zip(cols, reports, strict=True):
-        run = report["run"]
-        out.append(
-            f"  {col} {run['name']} ({run['model'] or '?'}, {data_name(run)}, negatives "
-            f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}"
-        )
-        lines = report["lines"]
-        if lines["corrupt"] or lines["unidentified"] or report["rescored"]:
-            out.append(
-                f"      skipped {lines['corrupt']} malformed records and {lines['unidentified']} rollouts of "
-                f"unidentified tasks; re-scored {report['rescored']} rollouts"
-            )
-    if task_keys and len({frozenset(keys) for keys in task_keys}) > 1:
-        shared = set.intersection(*(set(keys) for keys in task_keys))
-        out.append(
-            f"  note: the runs cover different tasks ({', '.join(str(len(k)) for k in task_keys)}; "
-            f"{len(shared)} shared): compare with care"
-        )
-    note = versions_note(cols, reports)
-    if note is not None:
-        out.append(note)
-    modes = {report["setting"]["mode"] for report in reports}
-    if len(modes) > 1:
-        out.append("  note: positive-only and negatives runs mixed: their micro-F1 measure different things")
-    rows: list[tuple[str, list[str]]] = [
-        ("tasks", [str(r["n_tasks"]) for r in reports]),
-        ("rollouts", [str(r["n_rollouts"]) for r in reports]),
-        ("accuracy", [pct(r["accuracy"]) for r in reports]),
-        ("pass@k", [pct(r["pass_at_k"]) for r in reports]),
-        ("majority accuracy", [pct(r["majority_accuracy"]) for r in reports]),
-        ("micro precision", [pct(r["micro_precision"]) for r in reports]),
-        ("micro recall", [pct(r["micro_recall"]) for r in reports]),
-        ("micro F1", [pct(r["micro_f1"]) for r in reports]),
-        ("micro F1 (majority)", [pct(r["majority"]["micro_f1"]) for r in reports]),
-        ("macro F1 (13 types)", [pct(r["macro_f1"]) for r in reports]),
-        ("invalid rate", [pct(r["invalid_rate"]) for r in reports]),
-        (
-            "mean output tokens",
-            [f"{r['tokens']['mean_output']:.1f}" if r["tokens"]["mean_output"] is not None else "-" for r in reports],
-        ),
-        ("comparable w/ official", [comparable_text(r["setting"]["comparable_with_official"]) for r in reports]),
-    ]
-    for name in RELATION_NAMES:
-        rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))
-    out += table_lines(cols, rows)
-    out += comparison_intervals(cols, reports)
-    for col, comparison in zip(cols[1:], comparisons or (), strict=False):
-        out += ["", *format_paired(cols[0], col, comparison)]
-    return "\n".join(out)
-
-
-def format_paired(
-    first: str,
-    second: str,
-    comparison: Mapping[str, Any],
-    *,
-    units: str = "tasks",
-    matched_by: str = "task key",
-    accuracy: str = "accuracy",
-    flips: tuple[str, str] = ("tasks by majority answer", "right in"),
-) -> list[str]:
-    """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines. The wording
-    names the paired ``units`` (matched by ``matched_by``), the ``accuracy`` metric, and what a flip is: its
-    ``(lead, side)`` read as "lead: side [1] only n, side [2] only m, ..."."""
-    from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy, which plots never need
-
-    if not comparison["paired"]:
-        return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
-    intervals = comparison["intervals"]
-    abstracts = comparison.get("abstracts", comparison["tasks"])
-    within = f" of {abstracts} abstracts" if units != "abstracts" else ""
-    out = [
-        f"Paired comparison {second} - {first} over the same {comparison['tasks']} {units}{within} "
-        f"(matched by {matched_by})"
-    ]
-    if intervals is not None and "unavailable" not in intervals:
-        names = {"accuracy": accuracy, "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
-        out += [
-            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']} ({intervals['together']}), "
-            f"both runs on the same resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
-            *(
-                f"  delta {names[name]:<22}{intervals[name]['estimate']:+.3f}{ci_text(intervals, name, signed=True)}"
-                for name in METRICS
-            ),
-        ]
-    elif intervals is not None:
-        out.append(f"  no intervals: {intervals['unavailable']}")
-    f, (lead, side) = comparison["flips"], flips
-    out.append(
-        f"  {lead}: {side} {first} only {f['first_only']}, {side} {second} only {f['second_only']}, both {f['both']}, "
-        f"neither {f['neither']}"
-    )
-    out.append(f"  paired test: {f['test']}, {abstracts} abstracts: p = {f['p']:.3g}")
-    return out

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
+from drugprot.evaluation.calibration import calibration_lines, comparison_calibration_lines
 from drugprot.evaluation.records import version_lines
 from drugprot.evaluation.render import (
     ceiling_line,
@@ -17,7 +18,6 @@ from drugprot.evaluation.render import (
     failed_run_lines,
     format_failure,
     format_intervals_note,
-    format_paired,
     format_tokens,
     official_metric_lines,
     pct,
@@ -26,6 +26,7 @@ from drugprot.evaluation.render import (
     table_lines,
     versions_note,
 )
+from drugprot.evaluation.render_comparison import format_paired
 
 
 def _limit(run: Mapping[str, Any]) -> str:
@@ -98,6 +99,7 @@ def format_extraction_report(report: Mapping[str, Any]) -> str:
         *official_metric_lines(report, majority_row="micro, majority/abstract"),
         "  majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)",
         *format_intervals_note(intervals),
+        *calibration_lines(report.get("calibration")),
         "",
         *per_class_lines(list(report["per_class"].items())),
     ]
@@ -139,6 +141,7 @@ def format_extraction_comparison(
     ]
     out += table_lines(cols, rows)
     out += comparison_intervals(cols, reports, accuracy="mean accuracy")
+    out += comparison_calibration_lines(cols, reports)
     for col, comparison in zip(cols[1:], comparisons or (), strict=False):
         paired = format_paired(
             cols[0],
@@ -148,6 +151,7 @@ def format_extraction_comparison(
             matched_by="PMID",
             accuracy="mean accuracy",
             flips=("abstracts whose majority triples are exactly the gold", "in"),
+            accuracy_test="exact-match test",
         )
         out += ["", *paired]
     return "\n".join(out)

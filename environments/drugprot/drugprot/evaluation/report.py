@@ -53,7 +53,8 @@ from drugprot.evaluation.export import export_gold, export_tsv
 from drugprot.evaluation.extraction_summary import EXTRACTION, summarize_extraction
 from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.records import EXIT_FAILED_RUN, LEGACY_FILE, MOSTLY_ERRORED, V1_FILE, ReportError, Run
-from drugprot.evaluation.render import counts_text, format_comparison, format_report
+from drugprot.evaluation.render import counts_text, format_report
+from drugprot.evaluation.render_comparison import format_comparison
 from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
 from drugprot.evaluation.report_outputs import add_overwrite_argument, prepare_outputs, written_line
 from drugprot.evaluation.runs import load_run, run_documents, run_inputs, skipped_folders

@@ -25,10 +25,14 @@ where the percentile interval is simply ``[0, 0]``.
 
 The paired comparison resamples the shared abstracts once per draw and evaluates both runs on the same draw, so
 the interval of the difference keeps the correlation between the runs (two runs on the same tasks vary
-together; independent intervals would overstate the uncertainty of the difference). ``flips`` counts the
-tasks that one run gets right and the other wrong, and tests them with the exact sign-flip (paired permutation)
-test over abstracts (``sign_flip_p``): valid when the tasks of an abstract are correlated, where McNemar's test,
-which treats every task as independent, is not; with one task per abstract the two are the same test.
+together; independent intervals would overstate the uncertainty of the difference). Each difference gets its own
+test, ``paired_permutation``: the paired sign-flip (permutation) test over abstracts of that very difference, the
+micro-F1 difference recomputed from the swapped runs' summed rows (exact over every swap when there are few
+abstracts, seeded Monte Carlo otherwise). ``flips`` counts the tasks that one run gets right and the other wrong,
+and tests them with the exact sign-flip test over abstracts (``sign_flip_p``): a test of per-task accuracy, never
+of F1 (an always-N policy is right on every NO-RELATION pair and has F1 0), valid when the tasks of an abstract
+are correlated, where McNemar's test, which treats every task as independent, is not; with one task per abstract
+the two are the same test.
 """
 
 from __future__ import annotations
@@ -253,6 +257,77 @@ def paired_bootstrap(first: Counts, second: Counts, *, resamples: int, seed: int
     )
 
 
+PERMUTATIONS = 10_000
+"""Random sign flips of ``paired_permutation`` (exact enumeration instead when ``2**abstracts`` is no larger)."""
+TEST_METHOD = "paired sign-flip (permutation) test over abstracts"
+
+
+@dataclass(frozen=True, slots=True)
+class PermutationTest:
+    """Two-sided p-values of the difference of each of ``METRICS`` between two runs on the same abstracts."""
+
+    p: dict[str, float]
+    """Keyed by the names in ``METRICS``."""
+    units: int
+    """Abstracts (the units whose two runs' rows are swapped)."""
+    permutations: int
+    """Sign assignments evaluated: all ``2**units`` when ``exact``, else this many random ones."""
+    exact: bool
+    seed: int
+
+
+def _signs(n: int, permutations: int, seed: int) -> tuple[Counts, bool]:
+    """The sign assignments (1: keep an abstract's rows, 0: swap them between the runs), one row each: every one of
+    the ``2**n`` when that is at most ``permutations``, else ``permutations`` drawn from ``default_rng(seed)``."""
+    if n < 63 and 2**n <= permutations:
+        codes = np.arange(2**n)[:, None]
+        return ((codes >> np.arange(n)) & 1).astype(np.float64), True
+    return np.random.default_rng(seed).integers(0, 2, size=(permutations, n)).astype(np.float64), False
+
+
+def paired_permutation(
+    first: Counts, second: Counts, *, permutations: int = PERMUTATIONS, seed: int = DEFAULT_SEED
+) -> PermutationTest:
+    """The paired sign-flip (permutation) test over abstracts of ``second - first`` for each of ``METRICS``.
+
+    Under the null hypothesis the two runs are exchangeable within each abstract: swapping an abstract's two rows
+    (all its tasks and rollouts together) leaves the distribution of the difference unchanged, however correlated
+    its tasks are. Each sign assignment swaps some abstracts and recomputes every metric from the summed rows
+    (micro-F1 and macro-F1 exactly, as ``metric_values``, never a per-task proxy), so the test printed under a
+    difference of F1 tests that difference. The p-value is the share of assignments whose difference is at least
+    as far from 0 as the observed one (a relative tolerance of 1e-9 counts ties): exact over all ``2**n``
+    assignments when there are at most ``permutations``; otherwise ``(b + 1) / (permutations + 1)`` with ``b`` of
+    ``permutations`` random assignments from ``default_rng(seed)`` at least as extreme, a Monte Carlo p-value
+    that is still a valid test (never below ``1 / (permutations + 1)``) and the same for the same seed.
+
+    Raises:
+        ValueError: the arrays differ in shape, are not count rows, or ``permutations`` < 1.
+    """
+    if first.shape != second.shape:
+        raise ValueError(f"paired runs need one row per shared abstract in each, got {first.shape} and {second.shape}")
+    if first.ndim != 2 or first.shape[1] != WIDTH or permutations < 1:
+        raise ValueError(f"expected (abstracts, {WIDTH}) count rows and permutations >= 1, got {first.shape}")
+    n = first.shape[0]
+    observed = np.abs(metric_values(second.sum(axis=0)) - metric_values(first.sum(axis=0)))
+    signs, exact = _signs(n, permutations, seed)
+    extreme = np.zeros(len(METRICS))
+    for start in range(0, signs.shape[0], BATCH):
+        keep = signs[start : start + BATCH]
+        a = keep @ second + (1 - keep) @ first
+        b = keep @ first + (1 - keep) @ second
+        delta = np.abs(metric_values(a) - metric_values(b))  # (METRICS, batch)
+        extreme += (delta >= observed[:, None] * (1 - 1e-9) - 1e-12).sum(axis=1)
+    count = signs.shape[0]
+    p = extreme / count if exact else (extreme + 1) / (count + 1)
+    return PermutationTest(
+        {name: float(min(1.0, p[i])) for i, name in enumerate(METRICS)},
+        units=n,
+        permutations=count,
+        exact=exact,
+        seed=seed,
+    )
+
+
 def sign_flip_p(differences: Sequence[int]) -> float:
     """Two-sided p-value of the exact sign-flip test of paired integer differences, one per cluster (abstract).
 
@@ -317,6 +392,8 @@ __all__ = [
     "Bootstrap",
     "Flips",
     "Interval",
+    "PERMUTATIONS",
+    "PermutationTest",
     "bootstrap_metrics",
     "by_abstract",
     "count_row",
@@ -324,5 +401,6 @@ __all__ = [
     "metric_values",
     "multiplicities",
     "paired_bootstrap",
+    "paired_permutation",
     "sign_flip_p",
 ]

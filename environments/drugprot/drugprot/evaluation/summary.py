@@ -8,6 +8,7 @@ from typing import Any
 
 from drugprot.core.labels import LABEL_ORDER, NO_RELATION, letter_of, options
 from drugprot.core.metrics import RelationRow, Scores, confusion_matrix, prf, score_relations
+from drugprot.evaluation.calibration import calibration_summary
 from drugprot.evaluation.records import (
     INVALID,
     MOSTLY_ERRORED,
@@ -144,26 +145,41 @@ CANDIDATE_RULE = "same-sentence chemical-gene mention pairs, gold or not"
 """The candidate rule (``drugprot.core.candidates``), as the report names it."""
 
 
-def ceiling_summary(rollouts: Sequence[Rollout | ExtractionRollout], in_tasks: int | None) -> dict[str, Any]:
-    """The ``ceiling`` of a report: the evaluated abstracts' gold relations, how many are on candidate pairs and
-    how many can never be predicted (with the recall and F1 a perfect run would reach), and ``in_tasks``: the gold
-    relations of the run's own tasks (pair mode; fewer than the candidates when the tasks were limited).
+def ceiling_summary(
+    rollouts: Sequence[Rollout | ExtractionRollout], in_tasks: int | None, *, one_answer_per_pair: bool = False
+) -> dict[str, Any]:
+    """The ``ceiling`` of a report: the evaluated abstracts' gold relations, how many are on candidate pairs, how
+    many can never be predicted (``never_predicted``: not on a candidate), how many a run can reach
+    (``reachable``) and the recall and F1 a perfect run would reach, and ``in_tasks``: the gold relations of the
+    run's own tasks (pair mode; fewer than the candidates when the tasks were limited).
+
+    ``one_answer_per_pair`` (pair mode): one answer names one type, so of a multi-label pair only one gold type is
+    reachable; ``second_types`` counts the others (None when the run did not record them: ``reachable`` then
+    counts them, an upper bound). Extraction mode reaches every candidate relation (``second_types`` 0).
     ``known`` is False when some rollout's task did not record its abstract's ceiling (an older run)."""
-    per_abstract: dict[str, tuple[int, int] | None] = {}
+    per_abstract: dict[str, tuple[int, int, int | None] | None] = {}
     for rollout in rollouts:
         per_abstract.setdefault(rollout.pmid, rollout.ceiling)
     out: dict[str, Any] = {"rule": CANDIDATE_RULE, "abstracts": len(per_abstract), "in_tasks": in_tasks}
-    if any(value is None for value in per_abstract.values()):
+    recorded = [value for value in per_abstract.values() if value is not None]
+    if len(recorded) < len(per_abstract):
         return out | {"known": False}
-    gold = sum(value[0] for value in per_abstract.values() if value is not None)
-    candidates = sum(value[1] for value in per_abstract.values() if value is not None)
+    gold = sum(value[0] for value in recorded)
+    candidates = sum(value[1] for value in recorded)
+    second: int | None = 0
+    if one_answer_per_pair:
+        per_pair = [value[2] if len(value) > 2 else None for value in recorded]
+        second = None if None in per_pair else candidates - sum(p for p in per_pair if p is not None)
+    reachable = candidates - (second or 0)
     return out | {
         "known": True,
         "gold_relations": gold,
         "candidates": candidates,
         "never_predicted": gold - candidates,
-        "max_recall": candidates / gold if gold else None,
-        "max_f1": 2 * candidates / (candidates + gold) if gold else None,
+        "second_types": second,
+        "reachable": reachable,
+        "max_recall": reachable / gold if gold else None,
+        "max_f1": 2 * reachable / (reachable + gold) if gold else None,
     }
 
 
@@ -311,7 +327,10 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
     rewards = [r.reward for r in rollouts if r.reward is not None]
     n = len(rollouts)
     errored = errored_summary(rollouts)
-    ceiling = ceiling_summary(rollouts, sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values()))
+    in_tasks = sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values())
+    ceiling = ceiling_summary(rollouts, in_tasks, one_answer_per_pair=True)
+    intervals = _intervals(rollouts, resamples, seed)
+    negatives = any(r.with_no_relation for r in rollouts)  # the official metric's setting: calibrate here only
     return {
         "failed": errored["failed"],
         "errored": errored,
@@ -337,8 +356,9 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "majority_accuracy": mean([float(majority[key] in group[0].labels) for key, group in groups.items()]),
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
-        "intervals": _intervals(rollouts, resamples, seed),
-        "ceiling": ceiling_summary(rollouts, sum(len(set(g[0].labels) - {NO_RELATION.name}) for g in groups.values())),
+        "intervals": intervals,
+        "calibration": calibration_summary(pooled.f1, intervals, rollouts) if negatives else None,
+        "ceiling": ceiling,
         "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),
         "confusion": {"labels": labels, "columns": [*labels, INVALID], "matrix": matrix[: len(labels)]},
