@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.common import add_overwrite, check_outputs
+
 FULL_DOCS = 3500
 """Abstracts in the official training split; the totals below are for this many."""
 ENTITY_TOTALS = {"CHEMICAL": 46_274, "GENE-Y": 28_421, "GENE-N": 14_834}
@@ -384,6 +386,10 @@ def corpus_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+TSV_FILES = ("drugprot_training_abstracs.tsv", "drugprot_training_entities.tsv", "drugprot_training_relations.tsv")
+"""The official files ``write`` puts in a TSV directory."""
+
+
 def write(rows: Sequence[dict[str, Any]], out: Path, fmt: str | None = None) -> Path:
     """Write the rows as ``jsonl``, ``parquet`` or an official ``tsv`` directory (format from the suffix)."""
     fmt = fmt or {".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}.get(out.suffix.lower(), "tsv")
@@ -426,7 +432,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=FULL_DOCS, help="abstracts (default: the train split's 3,500)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stats", action="store_true", help="print the corpus counts as JSON")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    fmt = args.format or {".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}.get(args.out.suffix.lower(), "tsv")
+    if fmt == "tsv":
+        files = [("--out", args.out / name) for name in TSV_FILES] if args.out.is_dir() else []
+        check_outputs(parser.prog, files, folders=[("--out", args.out)], overwrite=args.overwrite)
+    else:
+        check_outputs(parser.prog, [("--out", args.out)], overwrite=args.overwrite)
     rows = generate(args.docs, args.seed)
     write(rows, args.out, args.format)
     if args.stats:

@@ -32,8 +32,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for bench.common
+from bench.common import fail, load_data  # noqa: E402  (the CLI convention of every bench module and script)
 
 TEMPLATE_OVERHEAD_TOKENS = 128  # scripts/prompt_lengths.py: the chat template around system + user prompt
 SEED_STEP1_ACCURACY = 0.53  # the seed run's step-1 accuracy on positive pairs (configs/README.md)
@@ -175,7 +179,7 @@ def smallest(rows: Sequence[SizeRow], target: float, rollouts: int) -> SizeRow |
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="eval_size.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="DrugProt jsonl/parquet file or TSV directory")
     parser.add_argument("--split", default="train", choices=("train", "validation"))
     parser.add_argument("--negatives", default="all", help='0, k per gold pair, or "all" (default)')
@@ -195,12 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
+    from drugprot.core.errors import DrugprotConfigError
     from drugprot.core.options import parse_negatives
-    from drugprot.core.sources import load_documents
     from drugprot.core.tasks import build_tasks
 
-    negatives = parse_negatives(args.negatives)
-    documents = load_documents(args.split, args.data_path, path_hint="--data-path")
+    try:
+        negatives = parse_negatives(args.negatives)
+    except DrugprotConfigError as exc:
+        fail(parser.prog, f"--negatives: {exc}")
+    what = "the eval-size analysis"
+    documents = load_data(parser.prog, args.data_path, split=args.split, min_abstracts=2, relations=True, what=what)
     tasks = build_tasks(documents, negatives=negatives)
     with_nr, f1 = negatives != 0, negatives != 0
     name = "official micro-F1 (rollouts pooled)" if f1 else "accuracy"
