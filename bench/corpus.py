@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import add_overwrite, check_outputs
+from drugprot.core.outputs import atomic_path, write_text_atomic
 
 FULL_DOCS = 3500
 """Abstracts in the official training split; the totals below are for this many."""
@@ -395,18 +396,19 @@ def write(rows: Sequence[dict[str, Any]], out: Path, fmt: str | None = None) -> 
     fmt = fmt or {".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}.get(out.suffix.lower(), "tsv")
     if fmt == "jsonl":
         out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as fh:
+        with atomic_path(out) as tmp, tmp.open("x", encoding="utf-8") as fh:  # whole or not at all
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     elif fmt == "json":
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(list(rows), ensure_ascii=False), encoding="utf-8")
+        write_text_atomic(out, json.dumps(list(rows), ensure_ascii=False))
     elif fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(list(rows)), out)
+        with atomic_path(out) as tmp:
+            pq.write_table(pa.Table.from_pylist(list(rows)), tmp)
     elif fmt == "tsv":
         out.mkdir(parents=True, exist_ok=True)
         with (out / "drugprot_training_abstracs.tsv").open("w", encoding="utf-8") as fh:
