@@ -152,9 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     import pydantic
 
     from drugprot.core.errors import DrugprotError
+    from drugprot.core.options import parse_negatives
 
+    try:
+        negatives = parse_negatives(args.negatives)
+    except DrugprotError as exc:
+        fail(parser.prog, f"--negatives: {exc}")
     load_data(parser.prog, args.data_path, split=args.split)
-    negatives: int | str = args.negatives if args.negatives == "all" else args.negatives
     try:
         taskset = build_taskset(
             split=args.split,
@@ -164,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             mode=args.mode,
         )
     except pydantic.ValidationError as exc:
-        fail(parser.prog, exc.errors()[0]["msg"])
+        error = exc.errors()[0]
+        where, message = ".".join(str(part) for part in error["loc"]), error["msg"].removeprefix("Value error, ")
+        fail(parser.prog, f"{where}: {message}" if where else message)
     except DrugprotError as exc:
         fail(parser.prog, exc)
     m = measure(taskset)

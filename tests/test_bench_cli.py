@@ -250,3 +250,18 @@ def test_bad_options_of_the_scripts_are_one_line(data: Path, capsys: pytest.Capt
     assert refusal(alignment.main, ["--data-path", str(data), "--fp-cost", "1e308"], capsys) == (
         "python -m bench.alignment: error: --fp-cost: fp_cost must be a real number from 0 to 1000, got 1e+308"
     )
+
+
+def test_prompt_lengths_refuses_a_bad_knob_in_one_line(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prompt_lengths = load_script("prompt_lengths")
+
+    def main(argv: Sequence[str]) -> int:
+        return prompt_lengths.main(list(argv))
+
+    assert refusal(main, ["--data-path", str(data), "--negatives", "some"], capsys) == (
+        "prompt_lengths.py: error: --negatives: negatives must be a non-negative integer or 'all', got 'some'"
+    )
+    assert refusal(main, ["--data-path", str(data), "--mode", "extraction", "--negatives", "2"], capsys) == (
+        "prompt_lengths.py: error: negatives is a pair-mode knob: extraction mode asks for every relation of an "
+        "abstract, so every same-sentence pair is already a candidate; leave negatives at 0 (got 2)"
+    )
