@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench.common import add_overwrite, check_held_out, check_outputs, load_data, too_small, write_json
+from bench.common import add_overwrite, check_held_out, check_outputs, fail, load_data, too_small, write_json
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
@@ -228,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="also write the result as JSON")
     add_overwrite(parser)
     args = parser.parse_args(argv)
+    if not 0 < args.c < float("inf"):
+        fail(parser.prog, f"--c must be a positive finite number (the inverse L2 strength), got {args.c}")
     check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
     what = "the decision analysis"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)

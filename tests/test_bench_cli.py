@@ -247,6 +247,9 @@ def test_bad_options_of_the_scripts_are_one_line(data: Path, capsys: pytest.Capt
     missing = data.parent / "sentences.jsonl"
     line = refusal(lambda a: check_sentences.main(list(a)), ["--data", str(data), "--sentences", str(missing)], capsys)
     assert line.startswith(f"check_sentences.py: error: --sentences {missing}: cannot read it (FileNotFoundError")
+    assert refusal(decision.main, ["--data-path", str(data), "--c", "-1"], capsys) == (
+        "python -m bench.decision: error: --c must be a positive finite number (the inverse L2 strength), got -1.0"
+    )
     assert refusal(alignment.main, ["--data-path", str(data), "--fp-cost", "1e308"], capsys) == (
         "python -m bench.alignment: error: --fp-cost: fp_cost must be a real number from 0 to 1000, got 1e+308"
     )
