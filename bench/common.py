@@ -184,6 +184,17 @@ def add_overwrite(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (a count of seeds, steps, repeats, resamples ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 Named = tuple[str, "str | os.PathLike[str] | None"]
 """``(flag, path)`` of one output; a None path (the option not given) is skipped."""
 

@@ -39,7 +39,15 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench.common import add_overwrite, check_held_out, check_run_folders, load_data, too_small, write_json
+from bench.common import (
+    add_overwrite,
+    check_held_out,
+    check_run_folders,
+    load_data,
+    positive_int,
+    too_small,
+    write_json,
+)
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
@@ -371,9 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rl_sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--out", required=True, help="directory for one prime-rl style run directory per recipe/seed")
-    parser.add_argument("--seeds", type=int, default=6)
-    parser.add_argument("--steps", type=int, default=Settings.steps)
-    parser.add_argument("--eval-every", type=int, default=Settings.eval_every)
+    parser.add_argument("--seeds", type=positive_int, default=6)
+    parser.add_argument("--steps", type=positive_int, default=Settings.steps)
+    parser.add_argument("--eval-every", type=positive_int, default=Settings.eval_every)
     parser.add_argument("--recipes", nargs="+", choices=[r.name for r in RECIPES], default=[r.name for r in RECIPES])
     parser.add_argument("--smoke", action="store_true", help="a few steps, one seed: a test-sized run")
     add_overwrite(parser)
@@ -412,6 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "comparisons": comparisons(table),
         "runs": results,
     }
+    out.mkdir(parents=True, exist_ok=True)  # checked writable before any work (check_run_folders)
     write_json(summary, out / "summary.json", indent=1)
     return 0
 

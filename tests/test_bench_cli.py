@@ -268,3 +268,21 @@ def test_prompt_lengths_refuses_a_bad_knob_in_one_line(data: Path, capsys: pytes
         "prompt_lengths.py: error: negatives is a pair-mode knob: extraction mode asks for every relation of an "
         "abstract, so every same-sentence pair is already a candidate; leave negatives at 0 (got 2)"
     )
+
+
+def test_counts_of_the_sandbox_and_the_eval_size_are_checked_first(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--seeds 0`` once ended in a FileNotFoundError after the work (no run folder, no out folder), ``--tasks -5``
+    in an IndexError."""
+    with pytest.raises(SystemExit) as exit_:
+        rl_sim.main(["--data-path", str(data), "--out", str(data.parent / "rl"), "--seeds", "0"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "python -m bench.rl_sim: error: argument --seeds: expected a whole number >= 1, got '0'\n"
+    )
+    eval_size = load_script("eval_size")
+    assert refusal(lambda a: eval_size.main(list(a)), ["--data-path", str(data), "--tasks", "100", "-5"], capsys) == (
+        "eval_size.py: error: --tasks: expected eval sizes >= 1, or 0 for the whole split; got [100, -5]"
+    )
+    assert not (data.parent / "rl").exists()
