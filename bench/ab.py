@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import emit, machine
+from bench.common import add_overwrite, check_outputs, emit, fail, load_data, machine
 from bench.score import _golds, make_replies
 
 
@@ -56,7 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", default="train")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--json", help="also write the result to this file")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    if not args.old.is_dir():
+        fail(parser.prog, f"--old {args.old}: no such folder; pass the directory of the old drugprot package")
+    check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path, args.old], overwrite=args.overwrite)
+    load_data(parser.prog, args.data_path, split=args.split)
 
     import drugprot.core.questions
     import drugprot.core.scoring

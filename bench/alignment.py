@@ -25,11 +25,10 @@ from typing import Any
 
 from scipy.stats import spearmanr
 
-from bench.common import write_json
+from bench.common import add_overwrite, check_outputs, fail, load_data, write_json
 from bench.evidence import (
     REWARDS,
     PairRow,
-    load,
     official_f1,
     pair_rows,
     reward_value,
@@ -37,6 +36,7 @@ from bench.evidence import (
     score_pair,
     stable_unit,
 )
+from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.rewards import Costs
 from drugprot.core.schema import Document
@@ -261,13 +261,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fp-cost", type=float, default=None, help="the utility's fp cost (default: the knob's)")
     parser.add_argument("--fn-cost", type=float, default=None, help="the utility's fn cost (default: the knob's)")
     parser.add_argument("--json", metavar="OUT", help="also write the tables as JSON")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
     defaults = Costs()
-    costs = Costs(
-        fp=defaults.fp if args.fp_cost is None else args.fp_cost,
-        fn=defaults.fn if args.fn_cost is None else args.fn_cost,
-    )
-    documents = load(args.data_path)
+    try:
+        costs = Costs(
+            fp=defaults.fp if args.fp_cost is None else args.fp_cost,
+            fn=defaults.fn if args.fn_cost is None else args.fn_cost,
+        )
+    except DrugprotConfigError as exc:
+        fail(parser.prog, f"--{exc.knob.replace('_', '-') if exc.knob else 'fp-cost'}: {exc}")
+    documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what="the alignment analysis")
     tables = []
     if args.mode in ("pair", "both"):
         tables.append(pair_table(documents, costs))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.common import emit, machine, maxrss_mib, measure, rate, run_child
+from bench.common import add_overwrite, check_outputs, emit, load_data, machine, maxrss_mib, measure, rate, run_child
 
 NEGATIVES = ("0", "1", "all")
 
@@ -187,10 +187,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-memory", action="store_true", help="skip the fresh-interpreter memory/import runs")
     parser.add_argument("--json", help="also write the result to this file")
     parser.add_argument("--child", choices=("rss", "tracemalloc", "imports"), help=argparse.SUPPRESS)
+    add_overwrite(parser)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(_child(args)))
         return 0
+    check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
+    if args.data_path:
+        load_data(parser.prog, args.data_path, split=args.split)
     if args.quick:
         args.docs, args.repeats = min(args.docs, 100), 1
     emit(run(args), args.json)

@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.common import add_overwrite, check_outputs
+from drugprot.core.outputs import atomic_path, write_text_atomic
+
 FULL_DOCS = 3500
 """Abstracts in the official training split; the totals below are for this many."""
 ENTITY_TOTALS = {"CHEMICAL": 46_274, "GENE-Y": 28_421, "GENE-N": 14_834}
@@ -384,23 +387,28 @@ def corpus_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+TSV_FILES = ("drugprot_training_abstracs.tsv", "drugprot_training_entities.tsv", "drugprot_training_relations.tsv")
+"""The official files ``write`` puts in a TSV directory."""
+
+
 def write(rows: Sequence[dict[str, Any]], out: Path, fmt: str | None = None) -> Path:
     """Write the rows as ``jsonl``, ``parquet`` or an official ``tsv`` directory (format from the suffix)."""
     fmt = fmt or {".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}.get(out.suffix.lower(), "tsv")
     if fmt == "jsonl":
         out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as fh:
+        with atomic_path(out) as tmp, tmp.open("x", encoding="utf-8") as fh:  # whole or not at all
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     elif fmt == "json":
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(list(rows), ensure_ascii=False), encoding="utf-8")
+        write_text_atomic(out, json.dumps(list(rows), ensure_ascii=False))
     elif fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(list(rows)), out)
+        with atomic_path(out) as tmp:
+            pq.write_table(pa.Table.from_pylist(list(rows)), tmp)
     elif fmt == "tsv":
         out.mkdir(parents=True, exist_ok=True)
         with (out / "drugprot_training_abstracs.tsv").open("w", encoding="utf-8") as fh:
@@ -426,7 +434,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=FULL_DOCS, help="abstracts (default: the train split's 3,500)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stats", action="store_true", help="print the corpus counts as JSON")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    fmt = args.format or {".jsonl": "jsonl", ".parquet": "parquet", ".json": "json"}.get(args.out.suffix.lower(), "tsv")
+    if fmt == "tsv":
+        files = [("--out", args.out / name) for name in TSV_FILES] if args.out.is_dir() else []
+        check_outputs(parser.prog, files, folders=[("--out", args.out)], overwrite=args.overwrite)
+    else:
+        check_outputs(parser.prog, [("--out", args.out)], overwrite=args.overwrite)
     rows = generate(args.docs, args.seed)
     write(rows, args.out, args.format)
     if args.stats:

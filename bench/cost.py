@@ -39,7 +39,7 @@ from types import ModuleType
 from typing import Any
 
 from bench import corpus
-from bench.common import REPO, machine, write_json
+from bench.common import REPO, add_overwrite, check_outputs, load_data, machine, write_json
 
 TARGET_CHARS_RATIO = 10.0
 """Extraction mode must send at least this many times fewer prompt characters than pair mode with all negatives."""
@@ -277,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="OUT",
         help="machine output: --json alone prints JSON instead of the table; --json OUT also writes it to OUT",
     )
+    add_overwrite(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.corpus_scale = min(args.corpus_scale, QUICK_DOCS)
@@ -284,10 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--corpus-scale must be >= 0, got {args.corpus_scale}")
     if not args.data_path and not args.corpus_scale:
         parser.error("nothing to measure: give --data-path FILE and/or --corpus-scale DOCS > 0")
-    if args.data_path and not Path(args.data_path).exists():
-        parser.error(f"--data-path {args.data_path}: no such file or directory")
-    if args.json not in (None, "-") and not Path(args.json).parent.is_dir():
-        parser.error(f"--json {args.json}: directory {Path(args.json).parent} does not exist")
+    out = args.json if args.json != "-" else None
+    check_outputs(parser.prog, [("--json", out)], inputs=[args.data_path], overwrite=args.overwrite)
+    if args.data_path:
+        load_data(parser.prog, args.data_path, split=args.split)
     try:
         result = run(args)
     except ValueError as exc:  # drugprot's data and config errors (and pydantic's) are ValueErrors

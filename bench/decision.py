@@ -31,13 +31,12 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench.common import write_json
+from bench.common import add_overwrite, check_held_out, check_outputs, fail, load_data, too_small, write_json
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
     PairRow,
     gold_rows,
-    load,
     official_f1,
     pair_rows,
     split_by_pmid,
@@ -227,8 +226,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the softmax regression")
     parser.add_argument("--json", metavar="OUT", help="also write the result as JSON")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
-    result = analysis(load(args.data_path), Costs(), c=args.c)
+    if not 0 < args.c < float("inf"):
+        fail(parser.prog, f"--c must be a positive finite number (the inverse L2 strength), got {args.c}")
+    check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
+    what = "the decision analysis"
+    documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
+    check_held_out(parser.prog, args.data_path, documents, what=what)
+    with too_small(parser.prog, what):
+        result = analysis(documents, Costs(), c=args.c)
     print(format_analysis(result))
     if args.json:
         write_json(result, args.json, indent=1)

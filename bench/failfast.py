@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.common import add_overwrite, check_outputs, write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_JSONL = ROOT / "tests" / "fixtures" / "drugprot_fixture.jsonl"
 FIXTURE_TSV = ROOT / "tests" / "fixtures" / "tsv"
@@ -141,14 +143,16 @@ def in_process(cases: dict[str, tuple[str | None, dict[str, str]]], repeat: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.failfast", description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="write every run here")
     parser.add_argument("--cli", action="append", default=[], help="NAME=PATH (default: the three of the repo venvs)")
     parser.add_argument("--case", action="append", default=[], help="only these error kinds (default: all)")
     parser.add_argument("--in-process", action="store_true", help="also time the failing check alone")
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI runs")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    check_outputs(parser.prog, [("--json", args.json)], overwrite=args.overwrite)
     clis = dict(c.split("=", 1) for c in args.cli) if args.cli else DEFAULT_CLIS
     clis = {name: Path(path).resolve() for name, path in clis.items() if Path(path).exists()}
     results: list[dict[str, object]] = []
@@ -183,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         last = str(runs[-1]["last"])
         print(f"| {name} | {case} | {runs[-1]['rc']} | {wall:.2f} | {cpu:.2f} | {last[:160]} |")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+        write_json(results, args.json, indent=1)
     return 0
 
 

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.common import REPO, emit, machine
+from bench.common import REPO, add_overwrite, check_outputs, emit, load_data, machine
 
 ECHO_DIR = Path(__file__).resolve().parent / "echo_taskset"
 MODEL = "trinity-mini"
@@ -512,6 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--child-profile", help=argparse.SUPPRESS)
     parser.add_argument("--child-env-server", help=argparse.SUPPRESS)
     parser.add_argument("--child-harness", help=argparse.SUPPRESS)
+    add_overwrite(parser)
     args, rest = parser.parse_known_args(argv)
     if args.child_profile:
         return _child_profile(args.child_profile, args.cli, [a for a in rest if a != "--"])
@@ -519,6 +520,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _child_env_server(args.child_env_server, args.child_harness, args.data_path, args.split)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    outputs, folders = [("--json", args.json)], [("--profile", args.profile)]
+    check_outputs(parser.prog, outputs, inputs=[args.data_path], folders=folders, overwrite=args.overwrite)
+    if args.data_path:
+        load_data(parser.prog, args.data_path, split=args.split)
     # each mode's defaults for what was not given
     if args.harnesses:
         args.n, args.concurrency, args.repeats = args.n or 32, args.concurrency or [8], args.repeats or 2

@@ -39,11 +39,19 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from bench.common import (
+    add_overwrite,
+    check_held_out,
+    check_run_folders,
+    load_data,
+    positive_int,
+    too_small,
+    write_json,
+)
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
     PairRow,
-    load,
     official_f1,
     pair_rows,
     reward_value,
@@ -371,16 +379,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rl_sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--out", required=True, help="directory for one prime-rl style run directory per recipe/seed")
-    parser.add_argument("--seeds", type=int, default=6)
-    parser.add_argument("--steps", type=int, default=Settings.steps)
-    parser.add_argument("--eval-every", type=int, default=Settings.eval_every)
+    parser.add_argument("--seeds", type=positive_int, default=6)
+    parser.add_argument("--steps", type=positive_int, default=Settings.steps)
+    parser.add_argument("--eval-every", type=positive_int, default=Settings.eval_every)
     parser.add_argument("--recipes", nargs="+", choices=[r.name for r in RECIPES], default=[r.name for r in RECIPES])
     parser.add_argument("--smoke", action="store_true", help="a few steps, one seed: a test-sized run")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
     settings = Settings(steps=4, eval_every=2) if args.smoke else Settings(steps=args.steps, eval_every=args.eval_every)
     seeds = 1 if args.smoke else args.seeds
-    data = prepare(load(args.data_path))
-    w0, tau = warm_start(data)
+    runs = [f"{recipe.name}-seed{seed}" for recipe in RECIPES if recipe.name in args.recipes for seed in range(seeds)]
+    check_run_folders(parser.prog, "--out", args.out, runs, inputs=[args.data_path], overwrite=args.overwrite)
+    what = "the RL sandbox"
+    documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
+    check_held_out(parser.prog, args.data_path, documents, what=what)
+    with too_small(parser.prog, what):
+        data = prepare(documents)
+        w0, tau = warm_start(data)
     costs = Costs()
     out = Path(args.out)
     results = [
@@ -405,7 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "comparisons": comparisons(table),
         "runs": results,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)  # checked writable before any work (check_run_folders)
+    write_json(summary, out / "summary.json", indent=1)
     return 0
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.common import emit, machine, measure, rate
+from bench.common import add_overwrite, check_outputs, emit, load_data, machine, measure, rate
 
 _OPENERS = (
     "Let me read the abstract carefully and find the sentence that links the two marked mentions.",
@@ -376,7 +376,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-worst-case", action="store_true", help="skip the 1 MB worst-case shapes")
     parser.add_argument("--worst-case-chars", type=int, default=WORST_CASE_CHARS, help="size of a worst-case reply")
     parser.add_argument("--json", help="also write the result to this file")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
+    if args.data_path:
+        load_data(parser.prog, args.data_path, split=args.split, relations=True, what="scoring against the gold")
     if args.quick:
         args.docs, args.replies, args.repeats = min(args.docs, 100), min(args.replies, 200), 1
         args.worst_case_chars = min(args.worst_case_chars, 10_000)

@@ -18,7 +18,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench.common import emit, measure
+from bench.common import add_overwrite, check_outputs, emit, measure
 from bench.score import WORST_CASE_CHARS, WORST_CASES, worst_case_reply
 from drugprot.core.extraction import MAX_RELATIONS_CHARS, ExtractionGold
 from drugprot.core.scoring import score_extraction, score_reply
@@ -101,12 +101,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.score_bounds", description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=WORST_CASE_CHARS, help="size of a worst-case reply")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per shape (median)")
     parser.add_argument("--quick", action="store_true", help="20 kB replies, 1 run (a smoke test)")
     parser.add_argument("--json", metavar="PATH", help="also write the result here")
+    add_overwrite(parser)
     args = parser.parse_args(argv)
+    check_outputs(parser.prog, [("--json", args.json)], overwrite=args.overwrite)
     if args.quick:
         args.chars, args.repeats = 20_000, 1
     emit(run(args), args.json)

@@ -36,7 +36,9 @@ from drugprot.core.candidates import (
     sentence_index,
 )
 from drugprot.core.schema import Document
-from drugprot.core.sources import load_documents
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for bench.common
+from bench.common import fail, load_data  # noqa: E402  (the CLI convention of every bench module and script)
 
 Span = tuple[int, int]
 
@@ -134,14 +136,22 @@ def candidate_report(docs: Sequence[Document]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="check_sentences.py", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, type=Path, help="abstracts (.jsonl/.parquet/TSV directory)")
     parser.add_argument("--sentences", type=Path, help="reference sentence boundaries (.jsonl)")
     parser.add_argument("--show", type=int, default=0, help="print up to N boundary disagreements")
     args = parser.parse_args(argv)
-    docs = load_documents("train", args.data)
+    docs = load_data(parser.prog, args.data, flag="--data")
     if args.sentences is not None:
-        sentence_report(docs, read_reference(args.sentences), args.show)
+        try:
+            reference = read_reference(args.sentences)
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            fail(
+                parser.prog,
+                f"--sentences {args.sentences}: cannot read it ({type(exc).__name__}: {exc}); pass a JSON-lines file "
+                'of {"pmid", "sentences"} objects',
+            )
+        sentence_report(docs, reference, args.show)
     candidate_report(docs)
     return 0
 

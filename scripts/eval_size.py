@@ -32,8 +32,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for bench.common
+from bench.common import fail, load_data, positive_int  # noqa: E402  (the CLI convention of every bench module and script)
 
 TEMPLATE_OVERHEAD_TOKENS = 128  # scripts/prompt_lengths.py: the chat template around system + user prompt
 SEED_STEP1_ACCURACY = 0.53  # the seed run's step-1 accuracy on positive pairs (configs/README.md)
@@ -175,17 +179,17 @@ def smallest(rows: Sequence[SizeRow], target: float, rollouts: int) -> SizeRow |
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="eval_size.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="DrugProt jsonl/parquet file or TSV directory")
     parser.add_argument("--split", default="train", choices=("train", "validation"))
     parser.add_argument("--negatives", default="all", help='0, k per gold pair, or "all" (default)')
     parser.add_argument("--policy", nargs="+", default=["noisy-gold", "lexical"], choices=("noisy-gold", "lexical"))
     parser.add_argument("--accuracy", type=float, default=SEED_STEP1_ACCURACY, help="noisy-gold: P(gold type)")
     parser.add_argument("--no-relation-rate", type=float, default=0.5, help="noisy-gold: P(N | no relation)")
-    parser.add_argument("--split-abstracts", type=int, default=750, help="abstracts of the eval split (750)")
+    parser.add_argument("--split-abstracts", type=positive_int, default=750, help="abstracts of the eval split (750)")
     parser.add_argument("--tasks", type=int, nargs="+", default=[500, 1000, 2000, 3000, 4000, 6000, 0])
-    parser.add_argument("--rollouts", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--rollouts", type=positive_int, nargs="+", default=[1, 2])
+    parser.add_argument("--resamples", type=positive_int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", type=float, default=0.02, help="the standard error to reach (0.02)")
     parser.add_argument("--max-tokens", type=int, default=2048, help="the eval's completion cap")
@@ -195,12 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
+    from drugprot.core.errors import DrugprotConfigError
     from drugprot.core.options import parse_negatives
-    from drugprot.core.sources import load_documents
     from drugprot.core.tasks import build_tasks
 
-    negatives = parse_negatives(args.negatives)
-    documents = load_documents(args.split, args.data_path, path_hint="--data-path")
+    if any(tasks < 0 for tasks in args.tasks):
+        fail(parser.prog, f"--tasks: expected eval sizes >= 1, or 0 for the whole split; got {args.tasks}")
+    try:
+        negatives = parse_negatives(args.negatives)
+    except DrugprotConfigError as exc:
+        fail(parser.prog, f"--negatives: {exc}")
+    what = "the eval-size analysis"
+    documents = load_data(parser.prog, args.data_path, split=args.split, min_abstracts=2, relations=True, what=what)
     tasks = build_tasks(documents, negatives=negatives)
     with_nr, f1 = negatives != 0, negatives != 0
     name = "official micro-F1 (rollouts pooled)" if f1 else "accuracy"

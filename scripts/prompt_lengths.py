@@ -28,7 +28,11 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for bench.common
+from bench.common import fail, load_data  # noqa: E402  (the CLI convention of every bench module and script)
 
 TEMPLATE_OVERHEAD_TOKENS = 128
 """Tokens reserved for the chat template around a system + user prompt and the generation prompt."""
@@ -136,7 +140,7 @@ def build_taskset(**fields: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="prompt_lengths.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="DrugProt jsonl/parquet file or TSV directory")
     parser.add_argument("--split", default="train", choices=("train", "validation"))
     parser.add_argument("--negatives", default="0", help='0, k per gold pair, or "all"')
@@ -145,14 +149,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-completion-tokens", type=int, default=2048)
     args = parser.parse_args(argv)
 
-    negatives: int | str = args.negatives if args.negatives == "all" else int(args.negatives)
-    taskset = build_taskset(
-        split=args.split,
-        data_path=args.data_path,
-        negatives=negatives,
-        mark_entities=not args.no_mark_entities,
-        mode=args.mode,
-    )
+    import pydantic
+
+    from drugprot.core.errors import DrugprotError
+    from drugprot.core.options import parse_negatives
+
+    try:
+        negatives = parse_negatives(args.negatives)
+    except DrugprotError as exc:
+        fail(parser.prog, f"--negatives: {exc}")
+    load_data(parser.prog, args.data_path, split=args.split)
+    try:
+        taskset = build_taskset(
+            split=args.split,
+            data_path=args.data_path,
+            negatives=negatives,
+            mark_entities=not args.no_mark_entities,
+            mode=args.mode,
+        )
+    except pydantic.ValidationError as exc:
+        error = exc.errors()[0]
+        where, message = ".".join(str(part) for part in error["loc"]), error["msg"].removeprefix("Value error, ")
+        fail(parser.prog, f"{where}: {message}" if where else message)
+    except DrugprotError as exc:
+        fail(parser.prog, exc)
     m = measure(taskset)
     answers = measure_answers(taskset)
     print(

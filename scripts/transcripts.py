@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from drugprot.core.outputs import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 REAL_SAMPLE = "DRUGPROT_REAL_SAMPLE"
 """The environment variable naming the real 350-abstract training sample (never shipped; blocks on it need it)."""
@@ -226,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"transcripts: skipped {', '.join(skipped)} (set {REAL_SAMPLE} to the real sample)", file=sys.stderr)
     if args.write:
         for name in stale:
-            (ROOT / name).write_text(files[name], encoding="utf-8")
+            write_text_atomic(ROOT / name, files[name])  # whole or not at all (the output policy's writer)
         print(f"transcripts: rewrote {', '.join(stale) or 'nothing (all current)'}", file=sys.stderr)
         return 0
     if stale:

@@ -226,9 +226,14 @@ def test_cost_reports_bad_data_without_a_traceback(tmp_path: Path, capsys: pytes
     del row["entities"]
     bad.write_text(json.dumps(row) + "\n", encoding="utf-8")
     out = tmp_path / "cost.json"
-    assert cost.main(["--data-path", str(bad), "--corpus-scale", "0", "--json", str(out)]) == 2
+    with pytest.raises(SystemExit) as refused:  # checked before any work (bench.common.load_data)
+        cost.main(["--data-path", str(bad), "--corpus-scale", "0", "--json", str(out)])
+    assert refused.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("python -m bench.cost: ") and "bad.jsonl" in err and "entities" in err
+    assert err == (
+        f"python -m bench.cost: error: --data-path {bad}: missing field (source {bad}#row0, pmid 90000001, field "
+        "entities)\n"
+    )
     assert not out.exists() and list(tmp_path.iterdir()) == [bad]  # no result, not even a partial one
     with pytest.raises(SystemExit) as missing:
         cost.main(["--data-path", str(tmp_path / "absent.jsonl"), "--corpus-scale", "0"])

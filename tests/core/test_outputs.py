@@ -132,3 +132,41 @@ def test_the_error_is_a_drugprot_error_and_the_line_names_the_command(tmp_path: 
     assert isinstance(error, DrugprotError) and isinstance(error, ValueError)
     assert (error.flag, error.path) == ("--plot", str(tmp_path / "x.png"))
     assert error_line("curves", error) == f"drugprot curves: error: --plot {tmp_path / 'x.png'}: exists"
+
+
+@pytest.mark.parametrize("name", ["traces.jsonl", "results.jsonl", "metadata.json", "metrics.jsonl"])
+def test_a_run_file_name_in_a_run_folder_is_refused_even_with_overwrite(data: Path, name: str) -> None:
+    """A file named like a run's record inside a run folder would replace it, or shadow it (a ``traces.jsonl``
+    beside a legacy ``results.jsonl`` is read first afterwards), so it is refused whatever ``--overwrite`` says."""
+    before = data.read_bytes()
+    target = data.parent / name
+    message = refused(target, [], overwrite=True)
+    assert message == (
+        f"--export-tsv {target}: {name} is a file that defines a run, and {data.parent} is a run folder (it holds "
+        "traces.jsonl): writing it would replace the run's record or change how the run is read, even with "
+        "--overwrite. Choose another name or folder"
+    )
+    assert data.read_bytes() == before and sorted(p.name for p in data.parent.iterdir()) == ["traces.jsonl"]
+
+
+def test_a_resolved_eval_config_in_a_run_folder_is_refused_and_run_names_elsewhere_are_not(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "configs" / "resolved").mkdir(parents=True)
+    (run / "configs" / "resolved" / "eval.json").write_text("{}")
+    assert "is a run folder (it holds configs/resolved/eval.json)" in refused(run / "traces.jsonl", [])
+    assert "eval.json is a file that defines a run" in refused(run / "configs" / "resolved" / "eval.json", [])
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()  # a folder that is no run: a writer may start one there
+    (checked,) = check_outputs([OutputSpec.of("--out", fresh / "metrics.jsonl")], [], overwrite=False)
+    assert checked.replaces is False
+
+
+def test_an_output_that_is_a_symlink_loop_is_one_refusal_line(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.tsv"
+    loop.symlink_to(loop)
+    message = refused(loop, [], overwrite=True)
+    # RuntimeError on Python 3.11 and 3.12, OSError (ELOOP) on later versions
+    assert message.startswith(f"--export-tsv {loop}: cannot be resolved (")
+    assert message.endswith(": a symlink loop?); remove the link or choose another path")
+    with pytest.raises(OutputError, match="cannot be resolved"):
+        check_folder_output("--export-gold", loop, [])

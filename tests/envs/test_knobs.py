@@ -84,13 +84,13 @@ def test_readme_knob_table_is_the_table() -> None:
 @pytest.mark.parametrize(
     ("knobs", "message"),
     [
-        ({"format_weight": math.nan}, "format_weight must be a finite number, got nan"),
-        ({"accuracy_weight": math.inf}, "accuracy_weight must be a finite number, got inf"),
+        ({"format_weight": math.nan}, "format_weight must be a real number from -1000 to 1000, got nan"),
+        ({"accuracy_weight": math.inf}, "accuracy_weight must be a real number from -1000 to 1000, got inf"),
         ({"negatives": -1}, "negatives must be a non-negative integer or 'all', got -1"),
         ({"num_tasks": 0}, "num_tasks must be a positive integer, or unset for the whole split; got 0"),
         ({"mode": "extraction", "negatives": 1}, "negatives is a pair-mode knob"),
-        ({"fp_cost": -0.5}, "fp_cost must be a finite number >= 0, got -0.5"),
-        ({"fn_cost": math.nan}, "fn_cost must be a finite number >= 0, got nan"),
+        ({"fp_cost": -0.5}, "fp_cost must be a real number from 0 to 1000, got -0.5"),
+        ({"fn_cost": math.nan}, "fn_cost must be a real number from 0 to 1000, got nan"),
         ({"f1_target": 0.4, "fp_cost": 0.5}, "f1_target (0.4) and fp_cost (0.5) both set the utility's false-positive"),
         ({"f1_target": 1.2}, "f1_target must be a micro-F1 strictly between 0 and 1"),
     ],
@@ -145,3 +145,26 @@ def test_f1_target_sets_the_cost_the_tasks_carry() -> None:
     assert config.options().make_reward().record()["f1_target"] == 0.3
     assert DrugprotConfig.model_validate(config.model_dump()).options() == config.options()
     assert DrugprotConfig(id="drugprot").fp_cost == 0.5
+
+
+HOSTILE_REWARD_KNOBS = [
+    {"fn_cost": False},
+    {"fp_cost": 1e308},
+    {"fp_cost": 10**400},
+    {"utility_weight": -1e308},
+    {"format_weight": True},
+]
+
+
+@pytest.mark.parametrize("knobs", HOSTILE_REWARD_KNOBS, ids=["bool", "1e308", "1e400", "w1e308", "wbool"])
+def test_both_stacks_refuse_a_bad_reward_knob_with_the_same_line(knobs: dict[str, Any]) -> None:
+    """The v1 config checks the raw value (before pydantic reads ``false`` as 0.0 or overflows on a huge int) with
+    the check the v0 route (``TaskOptions``) uses: the same typed error, the same one line."""
+    with pytest.raises(DrugprotConfigError) as v0:
+        TaskOptions.from_knobs(knobs)
+    with pytest.raises(pydantic.ValidationError) as v1:
+        DrugprotConfig(id="drugprot", **knobs)
+    (error,) = v1.value.errors()
+    assert isinstance(error["ctx"]["error"], DrugprotConfigError)
+    assert str(error["ctx"]["error"]) == str(v0.value) and "\n" not in str(v0.value)
+    assert error["ctx"]["error"].knob == v0.value.knob == next(iter(knobs))

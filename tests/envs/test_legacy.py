@@ -324,6 +324,25 @@ def test_bad_knobs_fail_at_load() -> None:
 
 
 @legacy_only
+@pytest.mark.parametrize(
+    ("knobs", "message"),
+    [
+        ({"fn_cost": False}, "fn_cost must be a real number from 0 to 1000, got False"),
+        ({"fp_cost": 1e308}, "fp_cost must be a real number from 0 to 1000, got 1e+308"),
+        ({"fp_cost": 10**400}, "fp_cost must be a real number from 0 to 1000, got " + "1" + "0" * 36 + "..."),
+        ({"utility_weight": -1e308}, "utility_weight must be a real number from -1000 to 1000, got -1e+308"),
+        ({"format_weight": True}, "format_weight must be a real number from -1000 to 1000, got True"),
+    ],
+    ids=["bool-cost", "huge-cost", "huge-int", "huge-weight", "bool"],
+)
+def test_the_legacy_stack_refuses_a_bad_reward_knob_as_the_v1_stack(knobs: dict[str, Any], message: str) -> None:
+    """The same inputs as ``test_knobs.HOSTILE_REWARD_KNOBS``, refused with the same line by ``check_reward_knob``."""
+    with pytest.raises(DrugprotConfigError) as err:
+        load_environment(data_path=str(FIXTURE_JSONL), **knobs)
+    assert (str(err.value), err.value.knob) == (message, next(iter(knobs)))
+
+
+@legacy_only
 def test_bad_data_fails_at_load(tmp_path: Path) -> None:
     """The eval split's data is validated by ``load_environment`` itself, before ``vf-eval`` starts a rollout."""
     missing = tmp_path / "missing.jsonl"

@@ -25,13 +25,14 @@ import pytest
 
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.evaluation.extraction_summary import (
+    extraction_setting,
     group_by_abstract,
     pooled_scores,
     summarize_extraction,
     task_counts,
     voted_relations,
 )
-from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout
+from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, RunConfig
 from drugprot.evaluation.runs import load_run
 from drugprot.evaluation.stats import FN, FP, TP
 from tests.evaluation.extraction_traces import (
@@ -80,10 +81,12 @@ def test_hand_run_figures(tmp_path: Path) -> None:
     }
     assert close(got["invalid_rate"], Fraction(1, 3)) and got["format_rate"] == 0.5
     assert got["format_reasons"] == {"unknown_id": 1, "no_relations_block": 1, "reasoning_incomplete": 1}
-    assert got["setting"]["mode"] == "extraction" and got["setting"]["comparable_with_official"] is True
+    # 2 of the 3,500 abstracts of the hub's train split: a run that stopped early, never comparable.
+    assert got["setting"]["mode"] == "extraction" and got["setting"]["comparable_with_official"] is False
     assert got["setting"]["note"].endswith(
-        "Every abstract of the whole train split: comparable with the official metric (the published anchors are on "
-        "the hidden test set)."
+        "NOT comparable with BioCreative VII: INCOMPLETE RUN: 2 of the 3,500 abstracts of "
+        "hub:OpenMed/drugprot-parquet[train] (one extraction task per abstract) (comparable needs a whole official "
+        "split, every task (no limit) and, in pair mode, negatives=all with every gold relation a candidate)."
     )
     assert (got["rescored"], got["errored"]["rollouts"], got["intervals"]) == (0, 0, None)
     assert got["tokens"]["total_input"] == 5400 and got["lines"]["records"] == 6
@@ -96,7 +99,7 @@ def test_the_legacy_results_give_the_same_figures(tmp_path: Path) -> None:
     legacy = summarize_extraction(legacy_run, resamples=50, seed=3)
     differ = {"run", "setting"}  # the legacy metadata does not say whether the abstracts were limited
     assert {k: v for k, v in legacy.items() if k not in differ} == {k: v for k, v in v1.items() if k not in differ}
-    assert legacy["setting"]["comparable_with_official"] is None
+    assert legacy["setting"]["comparable_with_official"] is False  # 2 abstracts of the 3,500: never comparable
 
 
 def test_majority_is_a_strict_majority_of_the_answering_rollouts() -> None:
@@ -172,3 +175,19 @@ def test_a_rollout_that_failed_before_replying_is_errored(tmp_path: Path) -> Non
 
 def test_every_type_is_in_the_per_class_table(tmp_path: Path) -> None:
     assert list(summarize_extraction(load_run(hand_run(tmp_path / "run")))["per_class"]) == list(RELATION_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("split", "abstracts", "comparable"),
+    [("train", 3500, True), ("validation", 750, True), ("validation", 3, False), ("train", 749, False)],
+)
+def test_an_extraction_run_of_a_hub_split_is_comparable_only_whole(
+    split: str, abstracts: int, comparable: bool
+) -> None:
+    setting = extraction_setting(RunConfig(split=split, limit=""), abstracts=abstracts)
+    assert setting["comparable_with_official"] is comparable
+    whole = {"train": "3,500", "validation": "750"}[split]
+    assert (
+        f"INCOMPLETE RUN: {abstracts} of the {whole} abstracts of hub:OpenMed/drugprot-parquet[{split}]"
+        in (setting["note"])
+    ) is not comparable

@@ -37,8 +37,8 @@ def test_text_report_names_every_section(tmp_path: Path, capsys: pytest.CaptureF
         "NO-RELATION (not scored)",
         "Confusion matrix",
         "Invalid replies: 1 of 7 (14.3%): no_boxed_answer 1",
-        "Comparability with BioCreative VII unknown: whether every gold relation of these abstracts is a candidate "
-        "(not recorded)",
+        "NOT comparable with BioCreative VII: INCOMPLETE RUN: 1 abstracts with tasks, fewer than the 542 abstracts of "
+        "hub:OpenMed/drugprot-parquet[validation] that have a gold relation (each has its gold pairs as tasks)",
         "  ceiling: unknown (the run's tasks do not record their abstract's gold relations: a run made before "
         "drugprot recorded them); 7 in this run's tasks",
     ):

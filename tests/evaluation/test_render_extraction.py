@@ -47,8 +47,9 @@ drugprot report: hand (verifiers v1 traces.jsonl)
   2 abstracts, 6 rollouts (3 per abstract), 2 gold relations
   setting: extraction: one task per abstract, the model lists every relation; every chemical-gene pair of the \
 abstract is scored (a listed triple not in the gold is a false positive, an unlisted gold triple a false negative; no \
-relation is the absence of a line). Every abstract of the whole train split: comparable with the official metric (the \
-published anchors are on the hidden test set).
+relation is the absence of a line). NOT comparable with BioCreative VII: INCOMPLETE RUN: 2 of the 3,500 abstracts of \
+hub:OpenMed/drugprot-parquet[train] (one extraction task per abstract) (comparable needs a whole official split, every \
+task (no limit) and, in pair mode, negatives=all with every gold relation a candidate).
   ceiling (candidates: same-sentence chemical-gene mention pairs, gold or not): 2 gold relations in the 2 abstracts, 2 \
 on candidates, 0 outside them (across sentences: the prompt says relations hold within one) (max recall 1.000, max \
 F1 1.000)

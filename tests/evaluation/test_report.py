@@ -38,6 +38,7 @@ from tests.evaluation.traces import (
     rollouts_run,
     write_run,
 )
+from tests.fixtures import FIXTURE_JSONL
 
 
 def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -390,3 +391,21 @@ def test_a_failed_extraction_run_is_flagged_and_writes_nothing(
         "  first error: ProviderError: upstream 401: missing API key\n"
     )
     assert not tsv.exists() and "not written (--export-tsv): the run failed" in captured.err
+
+
+@pytest.mark.parametrize("command", ["report", "baseline"])
+@pytest.mark.parametrize("value", ["-1", "seven"])
+def test_a_bad_bootstrap_seed_is_a_usage_error_before_any_work(
+    tmp_path: Path, command: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """numpy refuses a negative seed with a ValueError; the option refuses it first, in one error line."""
+    baseline = ["lexical", "--data-path", str(FIXTURE_JSONL)]
+    target = baseline if command == "baseline" else [str(multilabel_run(tmp_path))]
+    with pytest.raises(SystemExit) as exc:
+        cli_main([command, *target, "--bootstrap-seed", value])
+    captured = capsys.readouterr()
+    assert (exc.value.code, captured.out) == (2, "")
+    assert captured.err.endswith(
+        f"drugprot {command}: error: argument --bootstrap-seed: expected a whole number >= 0 as the bootstrap's "
+        f"seed, got '{value}'\n"
+    )

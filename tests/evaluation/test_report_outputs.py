@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from drugprot.tools.cli import main as cli_main
-from tests.evaluation.extraction_traces import hand_run
+from tests.evaluation.extraction_traces import hand_run, legacy_hand_run
 from tests.evaluation.traces import multilabel_run
 
 
@@ -119,3 +119,37 @@ def test_baseline_keeps_its_old_seed_spelling_for_the_sampling_seed(
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1]
     assert outs[0] != outs[2]  # the seed draws the negatives
+
+
+def test_an_export_named_traces_jsonl_cannot_shadow_a_legacy_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A legacy run keeps ``results.jsonl``; a ``traces.jsonl`` written beside it would be read first afterwards
+    and change the run's report, so the policy refuses the name there, ``--overwrite`` or not."""
+    run = legacy_hand_run(tmp_path / "legacy")
+    before = snapshot(run)
+    assert cli_main(["report", str(run), "--json"]) == 0
+    report = capsys.readouterr().out
+    target = run / "traces.jsonl"
+    assert cli_main(["report", str(run), "--export-tsv", str(target), "--overwrite"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"drugprot report: error: --export-tsv {target}: traces.jsonl is a file that defines a run, and {run} is a "
+        "run folder (it holds results.jsonl, metadata.json): writing it would replace the run's record or change how "
+        "the run is read, even with --overwrite. Choose another name or folder\n"
+    )
+    assert snapshot(run) == before
+    assert cli_main(["report", str(run), "--json"]) == 0 and capsys.readouterr().out == report
+
+
+def test_an_output_that_is_a_symlink_loop_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = multilabel_run(tmp_path)
+    loop = tmp_path / "loop.tsv"
+    loop.symlink_to(loop)
+    assert cli_main(["report", str(run), "--export-tsv", str(loop), "--overwrite"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"drugprot report: error: --export-tsv {loop}: cannot be resolved (")

@@ -372,3 +372,18 @@ def test_a_legacy_run_is_complete_at_num_examples_x_rollouts_per_example(tmp_pat
     )
     (run_dir / "results.jsonl").write_text((json.dumps(row) + "\n") * 6)
     assert load_run(run_dir).warnings == []
+
+
+def test_a_complete_run_whose_last_record_lacks_only_its_newline_is_complete(tmp_path: Path) -> None:
+    """A whole last record without the final line end (an editor or a tool stripped it) is read, not called cut
+    off; a last line that does not read as a record still is."""
+    lines = [episode(trace(f"T{i}", "T9", ["INHIBITOR"], "INHIBITOR")) for i in range(1, 4)]
+    run_dir = asking(write_run(tmp_path / "whole", lines), 3, 1)
+    file = run_dir / "traces.jsonl"
+    file.write_bytes(file.read_bytes().rstrip(b"\n"))
+    assert not file.read_bytes().endswith(b"\n")
+    run = load_run(run_dir)
+    assert (len(run.rollouts), len(run.corrupt), run.cut_off, run.warnings) == (3, 0, False, [])
+    file.write_bytes(file.read_bytes() + b"\n" + lines[0][:40].encode())
+    cut = load_run(run_dir)
+    assert (len(cut.rollouts), len(cut.corrupt), cut.cut_off) == (3, 1, True)

@@ -75,8 +75,10 @@ def test_multilabel_micro_macro_and_per_class_are_the_hand_computed_ones(tmp_pat
     assert close(got["invalid_rate"], Fraction(1, 7))
     assert got["invalid_reasons"] == {"no_boxed_answer": 1}
     assert (got["n_tasks"], got["n_rollouts"], got["rescored"]) == (7, 7, 0)
-    # Its traces record no ceiling (as runs made before drugprot recorded one): comparability is unknown.
-    assert got["setting"]["mode"] == "negatives" and got["setting"]["comparable_with_official"] is None
+    # One abstract of the hub's validation split: a run that stopped early, never comparable (its traces record no
+    # ceiling either, as runs made before drugprot recorded one).
+    assert got["setting"]["mode"] == "negatives" and got["setting"]["comparable_with_official"] is False
+    assert "INCOMPLETE RUN: 1 abstracts with tasks" in got["setting"]["note"]
     assert got["ceiling"] == {"rule": CANDIDATE_RULE, "abstracts": 1, "in_tasks": 7, "known": False}
 
 
@@ -167,39 +169,66 @@ NEEDS = (
     "gold relation a candidate)."
 )
 
+
+def whole_validation_split(rollout: Rollout, *, not_candidates: int = 0) -> list[Rollout]:
+    """One rollout on each of the 750 abstracts of the hub's validation split, their gold relations the split's
+    census (3,761: 739 abstracts of 5 and 11 of 6), ``not_candidates`` of them off the candidate pairs."""
+    ceilings = [(6, 6)] * 11 + [(5, 5)] * 739
+    if not_candidates:
+        ceilings[0] = (6, 6 - not_candidates)
+    return [
+        dataclasses.replace(rollout, pmid=str(90_000_000 + i), ceiling=None if rollout.ceiling is None else ceiling)
+        for i, ceiling in enumerate(ceilings)
+    ]
+
+
+VALIDATION = RunConfig(negatives="all", limit="", split="validation")
+SHORT = (
+    "INCOMPLETE RUN: 1 abstracts with tasks, fewer than the 542 abstracts of hub:OpenMed/drugprot-parquet[validation] "
+    "that have a gold relation (each has its gold pairs as tasks)"
+)
 SETTINGS = [
-        (RunConfig(negatives="all", limit="", split="validation"), NEGATIVE, True,
+        (VALIDATION, whole_validation_split(NEGATIVE), True,
          "Every candidate pair of the whole validation split (the official development set): comparable with the "
          "official metric (the published anchors are on the hidden test set)."),
-        (RunConfig(negatives="all", limit="", data_label="lab set"), NEGATIVE, None,
+        (VALIDATION, [NEGATIVE], False, "NOT comparable with BioCreative VII: " + SHORT + NEEDS),
+        (VALIDATION, whole_validation_split(NEGATIVE)[:600], None,
+         "Comparability with BioCreative VII unknown: whether the run covers the whole split: its abstracts hold 3,011 "
+         "gold relations, the split's census 3,761 (fewer when the eval stopped early)" + NEEDS),
+        (RunConfig(negatives="all", limit="", data_label="lab set"), [NEGATIVE], None,
          "Comparability with BioCreative VII unknown: whether lab set is a whole official split (1 abstracts with "
          "tasks)" + NEEDS),
-        (RunConfig(negatives="all", limit="-n 5", split="train"), NEGATIVE, False,
+        (RunConfig(negatives="all", limit="-n 5", split="train"), [NEGATIVE], False,
          "NOT comparable with BioCreative VII: tasks limited (-n 5)" + NEEDS),
-        (RunConfig(negatives="2", limit="", split="validation"), NEGATIVE, False,
+        (RunConfig(negatives="2", limit="", split="validation"), whole_validation_split(NEGATIVE), False,
          "NOT comparable with BioCreative VII: negatives=2 (not every candidate pair was asked)" + NEEDS),
-        (RunConfig(negatives="all", limit="", split="validation"), dataclasses.replace(NEGATIVE, ceiling=(3, 1)),
-         False, "NOT comparable with BioCreative VII: 2 gold relations of these abstracts are not candidates (the "
-         "official script counts them as false negatives, this report leaves them out)" + NEEDS),
-        (RunConfig(negatives="all", limit="", split="validation"), dataclasses.replace(NEGATIVE, ceiling=None), None,
+        (VALIDATION, whole_validation_split(NEGATIVE, not_candidates=2), False,
+         "NOT comparable with BioCreative VII: 2 gold relations of these abstracts are not candidates (the official "
+         "script counts them as false negatives, this report leaves them out)" + NEEDS),
+        (VALIDATION, whole_validation_split(dataclasses.replace(NEGATIVE, ceiling=None)), None,
          "Comparability with BioCreative VII unknown: whether every gold relation of these abstracts is a candidate "
          "(not recorded)" + NEEDS),
-        (RunConfig(negatives="all"), NEGATIVE, None,
+        (RunConfig(negatives="all"), [NEGATIVE], None,
          "Comparability with BioCreative VII unknown: whether the tasks were limited (no saved config); the split "
          "(not recorded)" + NEEDS),
-        (RunConfig(), NEGATIVE, None,
+        (RunConfig(), [NEGATIVE], None,
          "Comparability with BioCreative VII unknown: the negatives setting (no saved config); whether the tasks were "
          "limited (no saved config); the split (not recorded)" + NEEDS),
 ]  # fmt: skip
-"""(the run's saved setting, its one rollout, comparable_with_official, the note's verdict) for a run with
-NO-RELATION tasks."""
+"""(the run's saved setting, its rollouts, comparable_with_official, the note's verdict) for a run with
+NO-RELATION tasks: a whole hub split, one abstract of it (a run stopped early), 600 of its 750 abstracts."""
 
 
-@pytest.mark.parametrize(("config", "rollout", "comparable", "verdict"), SETTINGS)
+@pytest.mark.parametrize(
+    ("config", "rollouts", "comparable", "verdict"),
+    SETTINGS,
+    ids=["whole", "one-abstract", "600-abstracts", "label", "limited", "negatives-2", "not-candidates", "no-ceiling",
+         "no-config", "nothing"],
+)  # fmt: skip
 def test_the_setting_says_when_the_micro_f1_is_comparable(
-    config: RunConfig, rollout: Rollout, comparable: bool | None, verdict: str
+    config: RunConfig, rollouts: list[Rollout], comparable: bool | None, verdict: str
 ) -> None:
-    setting = setting_of([rollout], config)
+    setting = setting_of(rollouts, config)
     assert (setting["mode"], setting["negatives"], setting["comparable_with_official"]) == (
         "negatives",
         config.negatives,
@@ -208,6 +237,17 @@ def test_the_setting_says_when_the_micro_f1_is_comparable(
     assert setting["note"] == (
         "with NO-RELATION candidates: a type answered on a no-relation pair is a false positive; an N or invalid "
         "answer on a gold pair is a false negative; N itself is never scored. " + verdict
+    )
+
+
+@pytest.mark.parametrize("abstracts", [2, 3])
+def test_a_partial_run_of_a_hub_split_never_claims_comparability(abstracts: int) -> None:
+    """An official eval killed after 2 or 3 abstracts of the hub's validation split (negatives=all, no limit)."""
+    setting = setting_of(whole_validation_split(NEGATIVE)[:abstracts], VALIDATION)
+    assert setting["comparable_with_official"] is False
+    assert (
+        f"NOT comparable with BioCreative VII: INCOMPLETE RUN: {abstracts} abstracts with tasks, fewer than"
+        in (setting["note"])
     )
 
 

@@ -9,7 +9,6 @@ naming the knob, whichever stack it came through.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +24,7 @@ from drugprot.core.rewards import (
     Costs,
     Reward,
     Weights,
+    check_reward_knob,
     fp_cost_for_f1,
     weight_knob,
 )
@@ -181,12 +181,8 @@ class TaskOptions:
         Costs(self.fp_cost, self.fn_cost)  # raises DrugprotConfigError naming fp_cost or fn_cost
         if self.weights is None:
             object.__setattr__(self, "weights", PRESETS[self.reward])
-        for reward in REWARD_NAMES:
-            value = getattr(self.weights, reward)
-            if not _is_number(value) or not math.isfinite(value):
-                raise DrugprotConfigError(
-                    f"{weight_knob(reward)} must be a finite number, got {value!r}", knob=weight_knob(reward)
-                )
+        for reward in REWARD_NAMES:  # the one reward-knob check, as for the costs (``check_reward_knob``)
+            check_reward_knob(weight_knob(reward), getattr(self.weights, reward))
         object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
         if self.mode == "extraction" and self.negatives != 0:
             raise DrugprotConfigError(
@@ -275,7 +271,9 @@ def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | No
             f"{f1_target!r}",
             knob="f1_target",
         )
-    if not _is_number(fn_cost) or not math.isfinite(fn_cost) or fn_cost < 0:
+    try:
+        check_reward_knob("fn_cost", fn_cost)
+    except DrugprotConfigError:
         return DEFAULT_FP_COST if fp_cost is None else fp_cost  # Costs names fn_cost
     derived = fp_cost_for_f1(f1_target, fn_cost)
     if fp_cost is not None and fp_cost != derived:

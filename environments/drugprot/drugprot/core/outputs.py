@@ -8,7 +8,15 @@ path) and calls ``check_outputs``. It refuses, with an ``OutputError`` naming th
 - an output that already exists, unless the command's ``--overwrite`` was given (the command then says it
   replaced it: ``wrote_line``);
 - an output whose folder is missing, is not a folder, or cannot be written (checked now, not after the work);
+- an output named like a file that defines a run (``RUN_FILES``: traces, results, metadata, metrics, the resolved
+  eval config) inside a run folder (one that holds any of them), even with ``--overwrite``: it would replace the
+  run's own record, or shadow it (an export named ``traces.jsonl`` beside a legacy ``results.jsonl`` is read first
+  afterwards and changes the run's report);
+- an output path that cannot be resolved (a symlink loop);
 - two outputs that are the same file.
+
+Every program of the repository that writes a file goes through this module: the ``drugprot`` commands, the
+bench modules (``bench.common``) and the scripts.
 
 Then every file is written through ``atomic_path``: a temporary file in the same folder, moved over the target with
 ``os.replace`` once complete, so a failed or interrupted write leaves no half-written result (and an existing file
@@ -37,6 +45,11 @@ EXIT_ERROR = 2
 """The command refused its options, inputs or outputs, or failed; ``error_line`` says why."""
 EXIT_INTERRUPTED = 130
 """Interrupted (Ctrl-C, SIGINT): the shell's 128 + 2; the command stopped what it started and says so in one line."""
+RUN_FILES = ("traces.jsonl", "results.jsonl", "metadata.json", "metrics.jsonl")
+"""The files that define a run in its folder: verifiers v1 traces, a legacy run's results and metadata, prime-rl's
+metrics. No writer replaces one, nor writes a file of one of these names into a folder holding any of them."""
+RUN_CONFIG = ("configs", "resolved", "eval.json")
+"""The saved setting of a verifiers v1 run, below its folder (``configs/resolved/eval.json``)."""
 
 
 class OutputError(DrugprotError, ValueError):
@@ -97,10 +110,34 @@ def expand_inputs(paths: Iterable[str | os.PathLike[str] | None]) -> list[Path]:
     return files
 
 
+def _resolved(path: Path, flag: str = "output") -> Path:
+    """``path`` with ``..`` and symlinks resolved.
+
+    Raises:
+        OutputError: the path is a symlink loop (or a link chain the system gives up on).
+    """
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # RuntimeError: "Symlink loop from ..." (Python 3.11/3.12)
+        raise OutputError(
+            f"cannot be resolved ({type(exc).__name__}: a symlink loop?); remove the link or choose another path",
+            flag=flag,
+            path=path,
+        ) from exc
+
+
 def same_file(a: Path, b: Path) -> bool:
     """True when ``a`` and ``b`` name one file: equal after resolving ``..`` and symlinks, or the same
-    device and inode (hard links)."""
-    if a.resolve() == b.resolve():
+    device and inode (hard links).
+
+    Raises:
+        OutputError: ``a`` or ``b`` is a symlink loop.
+    """
+    try:
+        other = b.resolve()
+    except (RuntimeError, OSError):  # an input that is a symlink loop names no file an output could be
+        return False
+    if _resolved(a) == other:
         return True
     ia = _identity(a)
     return ia is not None and ia == _identity(b)
@@ -115,14 +152,42 @@ def _check_folder(folder: Path, spec: OutputSpec) -> None:
         raise OutputError(f"its folder {folder} is not writable", flag=spec.flag, path=spec.path)
 
 
+def run_files_in(folder: Path) -> list[str]:
+    """The files of ``RUN_FILES`` (and ``configs/resolved/eval.json``) that ``folder`` holds: non-empty when it is
+    a run folder."""
+    found = [name for name in RUN_FILES if (folder / name).exists()]
+    if folder.joinpath(*RUN_CONFIG).exists():
+        found.append("/".join(RUN_CONFIG))
+    return found
+
+
+def _run_file_clash(path: Path) -> str | None:
+    """Why writing ``path`` would replace or shadow a file that defines a run; None when it would not."""
+    if path.name in RUN_FILES:
+        folder = path.parent
+    elif path.name == RUN_CONFIG[-1] and path.parent.parts[-2:] == RUN_CONFIG[:2]:
+        folder = path.parent.parent.parent
+    else:
+        return None
+    held = run_files_in(folder)
+    if not held:
+        return None
+    return (
+        f"{path.name} is a file that defines a run, and {folder} is a run folder (it holds {', '.join(held)}): "
+        "writing it would replace the run's record or change how the run is read, even with --overwrite. "
+        "Choose another name or folder"
+    )
+
+
 def check_output(spec: OutputSpec, inputs: Sequence[Path], *, overwrite: bool) -> CheckedOutput:
     """Check one output file against the policy (module docstring), without touching anything.
 
     Raises:
-        OutputError: the path is an input, a folder, exists without ``overwrite``, or its folder is missing or
-            not writable.
+        OutputError: the path is an input, a symlink loop, a folder, a run file of a run folder, exists without
+            ``overwrite``, or its folder is missing or not writable.
     """
     path = spec.path
+    _resolved(path, spec.flag)
     for source in inputs:
         if same_file(path, source):
             raise OutputError(
@@ -132,6 +197,9 @@ def check_output(spec: OutputSpec, inputs: Sequence[Path], *, overwrite: bool) -
             )
     if path.is_dir():
         raise OutputError("is a folder; name a file", flag=spec.flag, path=path)
+    clash = _run_file_clash(path)
+    if clash is not None:
+        raise OutputError(clash, flag=spec.flag, path=path)
     exists = path.exists() or path.is_symlink()
     if exists and not overwrite:
         raise OutputError("exists; pass --overwrite to replace it, or choose another path", flag=spec.flag, path=path)
@@ -149,7 +217,7 @@ def check_outputs(specs: Sequence[OutputSpec], inputs: Iterable[Path], *, overwr
     checked = [check_output(spec, sources, overwrite=overwrite) for spec in specs]
     for i, first in enumerate(checked):
         for second in checked[i + 1 :]:
-            if first.path.resolve() == second.path.resolve():
+            if _resolved(first.path, first.flag) == _resolved(second.path, second.flag):
                 raise OutputError(f"is also the path of {second.flag}", flag=first.flag, path=first.path)
     return checked
 
@@ -163,6 +231,7 @@ def check_folder_output(flag: str, folder: str | os.PathLike[str], inputs: Itera
     """
     path = Path(folder)
     spec = OutputSpec(flag, path)
+    _resolved(path, flag)
     for source in inputs:
         if same_file(path, source):
             raise OutputError(f"this is an input of the command ({source})", flag=flag, path=path)
@@ -218,7 +287,10 @@ __all__ = [
     "check_output",
     "check_outputs",
     "error_line",
+    "RUN_CONFIG",
+    "RUN_FILES",
     "expand_inputs",
+    "run_files_in",
     "same_file",
     "write_text_atomic",
     "wrote_line",

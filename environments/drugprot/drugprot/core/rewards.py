@@ -38,7 +38,7 @@ no format term; a scoring error (``SCORING_ERROR``) has no cells and scores 0 on
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, Protocol
@@ -106,10 +106,46 @@ class Scored(Protocol):
     def fn(self) -> int: ...
 
 
-def _check_cost(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise DrugprotConfigError(f"{name} must be a finite number >= 0, got {value!r}", knob=name)
-    return float(value)
+MAX_COST: Final = 1000.0
+"""The largest ``fp_cost`` and ``fn_cost`` (the least is 0)."""
+MAX_WEIGHT: Final = 1000.0
+"""The largest weight in magnitude: a weight knob lies in ``[-MAX_WEIGHT, MAX_WEIGHT]``.
+
+Why these bounds: a reply has fewer than 10^7 lines (the parser's input is capped well below 10 MB), so a term is
+at most ``1 + MAX_COST · 10^7 = 1e10`` in magnitude, a reward at most ``3 · MAX_WEIGHT · 1e10 = 3e13``, and a
+report's sums of squares over 10^9 rollouts stay below ``1e36``: every reward and every report figure is a finite
+float. A value outside them (``1e308``, an integer too large for a float) would make ``cost · FP`` or the weighted
+sum overflow to ``inf`` and the mean reward ``nan``.
+"""
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` for a message, at most 40 characters (an integer of 5,000 digits has no ``repr``)."""
+    try:
+        text = repr(value)
+    except ValueError:  # int too large to convert to a string
+        return f"an integer of more than {sys.get_int_max_str_digits()} digits"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_reward_knob(name: str, value: object) -> float:
+    """The one validation of a reward knob (``fp_cost``, ``fn_cost`` and the ``*_weight`` knobs), for both stacks:
+    the v1 ``DrugprotConfig`` checks each field's raw value here before pydantic converts it, and ``TaskOptions``
+    (the v0 adapter's route) through ``Costs`` and its weights.
+
+    A knob is a real number (an int or a float, never a boolean: ``fn_cost = false`` in a TOML is refused, not read
+    as 0), finite, from 0 to ``MAX_COST`` for a cost and from ``-MAX_WEIGHT`` to ``MAX_WEIGHT`` for a weight.
+
+    Raises:
+        DrugprotConfigError: ``<name> must be a real number from <low> to <high>, got <value>``, naming the knob.
+    """
+    low, high = (-MAX_WEIGHT, MAX_WEIGHT) if name.endswith("_weight") else (0.0, MAX_COST)
+    real = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (real and low <= value <= high):  # type: ignore[operator]  # False for nan; exact for a huge int
+        raise DrugprotConfigError(
+            f"{name} must be a real number from {low:g} to {high:g}, got {_shown(value)}", knob=name
+        )
+    return float(value)  # type: ignore[arg-type]
 
 
 def fp_cost_for_f1(f1: float, fn_cost: float = DEFAULT_FN_COST) -> float:
@@ -119,9 +155,9 @@ def fp_cost_for_f1(f1: float, fn_cost: float = DEFAULT_FN_COST) -> float:
     model at that operating point. ``F`` 0 gives 0 (no cost: micro-F1 0 has no threshold to match).
 
     Raises:
-        DrugprotConfigError: ``f1`` not a number in [0, 1], or ``fn_cost`` not a finite number >= 0.
+        DrugprotConfigError: ``f1`` not a number in [0, 1], or ``fn_cost`` not a valid cost (``check_reward_knob``).
     """
-    fn = _check_cost("fn_cost", fn_cost)
+    fn = check_reward_knob("fn_cost", fn_cost)
     if isinstance(f1, bool) or not isinstance(f1, int | float) or not 0 <= f1 <= 1:  # NaN fails the comparison
         raise DrugprotConfigError(f"a micro-F1 must be a number in [0, 1], got {f1!r}", knob="f1_target")
     return f1 * (1.0 + fn) / (2.0 - f1)
@@ -135,8 +171,8 @@ class Costs:
     fn: float = DEFAULT_FN_COST
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fp", _check_cost("fp_cost", self.fp))
-        object.__setattr__(self, "fn", _check_cost("fn_cost", self.fn))
+        object.__setattr__(self, "fp", check_reward_knob("fp_cost", self.fp))
+        object.__setattr__(self, "fn", check_reward_knob("fn_cost", self.fn))
 
     @property
     def threshold(self) -> float:

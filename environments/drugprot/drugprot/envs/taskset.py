@@ -33,6 +33,7 @@ from drugprot.core.rewards import (
     REWARD_NAMES,
     Costs,
     Weights,
+    check_reward_knob,
     recorded_metrics,
     utility,
     weight_knob,
@@ -234,6 +235,15 @@ class DrugprotConfig(vf.TasksetConfig):
     negatives: Negatives = _knob("negatives")
     mode: Mode = _knob("mode")
     data_label: str | None = _knob("data_label")
+
+    @pydantic.field_validator("fp_cost", "fn_cost", *(weight_knob(r) for r in REWARD_NAMES), mode="before")
+    @classmethod
+    def _reward_knob(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        """The raw value through the one reward-knob check of both stacks (``check_reward_knob``), before pydantic
+        would read ``false`` as 0.0 or fail on an integer too large for a float with its own message."""
+        if value is None and info.field_name != "fn_cost":
+            return None  # an unset weight takes the reward preset's; an unset fp_cost the default or f1_target's
+        return check_reward_knob(str(info.field_name), value)
 
     @pydantic.model_validator(mode="after")
     def _validate_knobs_weights_and_data(self) -> Self:

@@ -6,16 +6,41 @@ print for that system only when the run covers a whole official split (3,500 tra
 abstracts; the test gold is hidden) and, in pair mode, asks every candidate pair (``negatives=all``, no task
 limit) and no gold relation of those abstracts lies outside the candidates (the report scores the run's tasks;
 the official script would count such a relation as a false negative). ``verdict`` checks each of these.
+
+Completeness is checked for every data source: a local file by its abstract count, the hub's splits by the counts
+pinned in ``drugprot.core.sources.hub.SPLIT_SIZES`` (``hub_shortfall``): an extraction run covers every abstract of
+the split, a pair-mode run at least every abstract with a gold relation (each has its gold pairs as tasks) and, when
+the run records its abstracts' gold, every gold relation of the split. A run that stopped early (killed, out of
+time) is INCOMPLETE and never comparable.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from drugprot.core.sources.hub import SPLIT_SIZES, hub_source
 from drugprot.evaluation.records import RunConfig
 
-OFFICIAL_ABSTRACTS = {"train": 3500, "validation": 750}
+OFFICIAL_ABSTRACTS = {split: sizes["abstracts"] for split, sizes in SPLIT_SIZES.items()}
 """Abstracts of the official splits (``OpenMed/drugprot-parquet``): training, and development (our validation)."""
+
+
+def hub_shortfall(config: RunConfig, *, mode: Literal["pair", "extraction"], abstracts: int) -> str | None:
+    """Why a run of a hub split (no local data) holds too few abstracts to be the whole split; None when it holds
+    enough, reads local data, or does not record its split. ``abstracts``: the abstracts with rollouts."""
+    if config.data_path or config.data_label or config.split not in SPLIT_SIZES:
+        return None
+    sizes, source = SPLIT_SIZES[config.split], hub_source(config.split)
+    if mode == "extraction" and abstracts < (whole := sizes["abstracts"] or 0):
+        return f"{abstracts} of the {whole:,} abstracts of {source} (one extraction task per abstract)"
+    if mode == "pair" and abstracts < (with_relations := sizes["with_relations"] or 0):
+        return (
+            f"{abstracts} abstracts with tasks, fewer than the {with_relations:,} abstracts of {source} that have a "
+            "gold relation (each has its gold pairs as tasks)"
+        )
+    return None
+
+
 NEEDS = (
     "comparable needs a whole official split, every task (no limit) and, in pair mode, negatives=all with every "
     "gold relation a candidate"
@@ -46,12 +71,25 @@ def verdict(
         missing.append(f"tasks limited ({config.limit})")
     named = config.data_label or config.data_path
     whole = OFFICIAL_ABSTRACTS.get(config.split or "")
+    shortfall = None if config.limit else hub_shortfall(config, mode=mode, abstracts=abstracts)
     if named and mode == "extraction" and abstracts not in OFFICIAL_ABSTRACTS.values():
         missing.append(f"a subset: {abstracts} abstracts of {named} (the official splits have 3,500 and 750)")
     elif named:
         unknown.append(f"whether {named} is a whole official split ({abstracts} abstracts with tasks)")
     elif whole is None:
         unknown.append(f"the split ({config.split or 'not recorded'})")
+    elif shortfall is not None:
+        missing.append(f"INCOMPLETE RUN: {shortfall}")
+    elif (
+        mode == "pair"
+        and ceiling.get("known")
+        and ceiling["gold_relations"] < (SPLIT_SIZES[config.split or ""]["relations"] or 0)
+    ):
+        census = SPLIT_SIZES[config.split or ""]["relations"]
+        unknown.append(
+            f"whether the run covers the whole split: its abstracts hold {ceiling['gold_relations']:,} gold relations, "
+            f"the split's census {census:,} (fewer when the eval stopped early)"
+        )
     if mode == "pair":
         if not ceiling.get("known"):
             unknown.append("whether every gold relation of these abstracts is a candidate (not recorded)")

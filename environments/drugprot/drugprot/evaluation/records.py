@@ -307,7 +307,8 @@ class Run:
     """The rollouts of an extraction-mode run (one task per abstract); ``rollouts`` is then empty. A run holds
     rollouts of one mode only (``runs.load_run`` refuses a file that mixes them)."""
     cut_off: bool = False
-    """The file's last line has no line end: the writer stopped mid-line (a killed or still running eval)."""
+    """The file's last line has no line end and does not read as a record: the writer stopped mid-line (a killed or
+    still running eval). A whole last record without only its final newline is not cut off."""
     warnings: list[str] = field(default_factory=list)
     """What makes the run's figures doubtful though it can be reported (``runs.run_warnings``): rollouts missing,
     rollouts of one task that disagree on its gold."""

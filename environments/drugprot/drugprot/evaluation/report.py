@@ -84,13 +84,14 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
     parser.add_argument(
         "--bootstrap-seed",
         dest="bootstrap_seed",
-        type=int,
+        type=seed_arg,
         default=DEFAULT_SEED,
         metavar="S",
         help=f"seed of the bootstrap (default {DEFAULT_SEED}; the same seed gives the same intervals)",
     )
     if seed_alias:
-        parser.add_argument("--seed", dest="bootstrap_seed", type=int, default=DEFAULT_SEED, help=argparse.SUPPRESS)
+        hidden = argparse.SUPPRESS
+        parser.add_argument("--seed", dest="bootstrap_seed", type=seed_arg, default=DEFAULT_SEED, help=hidden)
     parser.add_argument(
         "--plot",
         metavar="PATH",
@@ -128,6 +129,17 @@ def resamples_arg(text: str) -> int:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {text!r}")
+    return value
+
+
+def seed_arg(text: str) -> int:
+    """``--bootstrap-seed``'s value: a whole number >= 0 (numpy's generator refuses a negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0 as the bootstrap's seed, got {text!r}")
     return value
 
 

@@ -106,11 +106,12 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     )
     with file.open("rb") as fh:
         for line_no, raw in enumerate(fh, 1):
-            run.cut_off = bool(raw.strip()) and not raw.endswith(b"\n")
+            run.cut_off = False
             if not raw.strip():
                 run.blank += 1
                 continue
             run.lines += 1
+            corrupt_before = len(run.corrupt)
             for item in read_line(raw, file=file.name, line=line_no, legacy=legacy):
                 if isinstance(item, Rollout):
                     run.rollouts.append(item)
@@ -118,6 +119,9 @@ def load_run(path: str | os.PathLike[str]) -> Run:
                     run.extraction.append(item)
                 else:
                     (run.unidentified if item.unidentified else run.corrupt).append(item)
+            # A last line without its line end is cut off only when it does not read as a whole record: a complete
+            # record that lacks just the final newline (an editor, a tool that strips it) is a complete run.
+            run.cut_off = not raw.endswith(b"\n") and len(run.corrupt) > corrupt_before
     if run.rollouts and run.extraction:
         raise ReportError(
             f"{file}: mixes {len(run.rollouts)} pair-mode rollouts (one task per chemical-gene pair) and "

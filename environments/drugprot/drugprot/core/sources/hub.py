@@ -20,6 +20,23 @@ HUB_DATASET = "OpenMed/drugprot-parquet"
 SPLITS = ("train", "validation")
 HUB_FILES = {"train": "data/train.parquet", "validation": "data/validation.parquet"}
 """The parquet file of each split in the hub dataset's repository."""
+SPLIT_SIZES: dict[str, dict[str, int | None]] = {
+    "train": {"abstracts": 3_500, "with_relations": 2_433, "relations": 17_274, "candidate_pairs": None},
+    "validation": {"abstracts": 750, "with_relations": 542, "relations": 3_761, "candidate_pairs": None},
+}
+"""What each split of the hub dataset holds, pinned from sources (no machine here can reach the hub):
+
+- ``abstracts``: the dataset card of ``OpenMed/drugprot-parquet`` (train 3,500 rows, validation 750, one row per
+  abstract), which are BioCreative VII's training and development sets;
+- ``relations``: the census of the full splits (train 17,274, validation 3,761 gold relations; their sum 21,035 is
+  the BioCreative VII train + development total);
+- ``with_relations``: abstracts with at least one gold relation, derived from the same census (1,067 train and 208
+  validation abstracts have none: 3,500 - 1,067 and 750 - 208);
+- ``candidate_pairs``: the pair-mode tasks of ``negatives=all`` (same-sentence chemical-gene pairs, gold or not)
+  are NOT known from any source (no census counts them under our candidate rule; other teams' candidate counts use
+  other rules), so None: a pair-mode run is checked against ``with_relations`` instead, since every abstract with a
+  gold relation has at least its gold pairs as tasks, whatever ``negatives`` is.
+"""
 HUB_DOWNLOAD_DIR = "drugprot-parquet"
 """Where the hub error message tells the user to download the split (``hf download --local-dir``)."""
 _HUB_TIMEOUT_S = 1.5  # a TCP connect to the hub takes well under a second; fail fast when it does not

@@ -27,7 +27,7 @@ from drugprot.core.outputs import (
 )
 from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.render import format_report
-from drugprot.evaluation.report import resamples_arg
+from drugprot.evaluation.report import resamples_arg, seed_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from drugprot.evaluation.summary import summarize
 from drugprot.tools.demo.runner import LOG_NAME, DemoRun, run_demo
@@ -70,12 +70,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bootstrap-seed",
-        type=int,
+        type=seed_arg,
         default=DEFAULT_SEED,
         metavar="S",
         help=f"seed of the bootstrap (default {DEFAULT_SEED})",
     )
-    parser.add_argument("--seed", dest="bootstrap_seed", type=int, default=DEFAULT_SEED, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", dest="bootstrap_seed", type=seed_arg, default=DEFAULT_SEED, help=argparse.SUPPRESS)
     parser.add_argument("--plot", metavar="PATH", help="write the run's confusion matrix as a PNG (needs matplotlib)")
     parser.add_argument(
         "--plot-classes",
