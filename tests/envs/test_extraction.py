@@ -156,7 +156,9 @@ def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
             score.accuracy, utility(score, Costs()), score.format, float(score.answered)
         ), key  # fmt: skip
         assert r.reward == pytest.approx(Reward().value(score))  # the default: utility + 0.1 x format
-        assert r.info[INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
+        recorded = {name: value for name, value in r.info[INFO_KEY].items() if name != "prompts"}
+        assert recorded == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
+        assert r.info[INFO_KEY]["prompts"]["standard_system"] is True, key  # drugprot's own system prompt was sent
         assert r.task_data["extraction"] == gold[key].as_record()
     assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == E2E_ACCURACY
     assert results["90000002"].info[INFO_KEY]["unknown_id"] == 1
