@@ -53,3 +53,18 @@ async def test_a_task_without_a_drugprot_task_config_scores_with_its_data_costs(
     trace = make_trace(plain, "<think>t</think>\\boxed{A}", None)
     await plain.score(trace)
     assert trace.rewards["utility"].score == pytest.approx(-0.25 - 2.0)
+
+
+async def test_a_rescored_task_records_the_weights_it_was_scored_with() -> None:
+    default = make_task(GOLD)
+    made = DrugprotTask(default.data.model_copy(update={"versions": record(TaskOptions())}), default.config)
+    rescored = DrugprotTask(made.data, DrugprotConfig(id="drugprot", reward="accuracy").task)
+    trace = make_trace(rescored, "<think>t</think>\\boxed{E}", None)
+    await rescored.score(trace)
+    assert {name: reward.weight for name, reward in trace.rewards.items()} == {
+        "accuracy": 1.0,
+        "utility": 0.0,
+        "format": 0.1,
+    }
+    assert trace.info[INFO_KEY]["versions"]["reward"]["weights"] == {"accuracy": 1.0, "utility": 0.0, "format": 0.1}
+    assert trace.info[INFO_KEY]["versions"]["reward"]["kind"] == "utility"  # the kind recorded by the source run

@@ -115,10 +115,13 @@ class DrugprotTask(vf.Task[DrugprotData]):
 
     def _weights(self) -> dict[str, float] | None:
         """The reward weights of the task config (``fold_weights`` writes all three), None where it has not all."""
-        entries = [self.config.rewards.get(name) for name in REWARD_NAMES]
-        if any(entry is None or entry.weight is None for entry in entries):
-            return None
-        return {name: float(entry.weight) for name, entry in zip(REWARD_NAMES, entries, strict=True)}  # type: ignore[union-attr,arg-type]
+        weights = {}
+        for name in REWARD_NAMES:
+            entry = self.config.rewards.get(name)
+            if entry is None or entry.weight is None:
+                return None
+            weights[name] = float(entry.weight)
+        return weights
 
     def _prompts(self, trace: vf.Trace) -> dict[str, Any]:
         """What identifies the prompts the rollout sent (``versions.prompts_record``)."""
