@@ -128,6 +128,10 @@ SLOW_TESTS = frozenset(
         # every transcript the docs show, regenerated (the demo, drugprot curves) and compared
         "test_transcripts.py::test_the_shown_transcripts_are_what_the_commands_print_now",
         "test_legacy.py::test_legacy_vf_eval_end_to_end",
+        # vf-replay over a real run, and a run with a replaced system prompt, compared by drugprot report
+        "test_replay.py::test_replay_rescores_with_the_given_costs_and_its_report_keeps_the_source_setting",
+        # vf-gepa with student and teacher as local servers, then a vf-eval run with its result
+        "test_gepa.py::test_vf_gepa_adopts_the_teachers_prompt_and_a_run_with_it_records_it",
         "test_configs.py::test_eval_config_dry_run",
         "test_configs.py::test_extraction_eval_toml_dry_run",
         "test_extraction.py::test_vf_eval_in_extraction_mode",

@@ -36,8 +36,9 @@ from drugprot.core.sources import load_documents
 from drugprot.core.versions import record as versions_record
 from tests.fixtures import FIXTURE_JSONL
 
-FIXTURE_VERSIONS = versions_record(TaskOptions(data_path=str(FIXTURE_JSONL)))
-"""What every rollout over the fixture records next to its prediction (``drugprot.core.versions``)."""
+FIXTURE_VERSIONS = versions_record(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
+"""What every extraction-mode rollout over the fixture's train split records next to its prediction
+(``drugprot.core.versions``)."""
 
 THINK = "<think>The abstract states how each chemical acts on each gene product.</think>\n"
 REAL_SAMPLE = os.environ.get("DRUGPROT_REAL_SAMPLE")

@@ -20,7 +20,7 @@ from drugprot.core import versions
 from drugprot.core.extraction import gold_of
 from drugprot.core.options import TaskOptions
 from drugprot.core.prompts import PROMPT_VERSION, system_prompt, user_prompt
-from drugprot.core.rewards import Reward
+from drugprot.core.rewards import Costs, Reward
 from drugprot.core.schema import Document, Entity, Relation
 from drugprot.core.scoring import SCORER_VERSION, score_extraction, score_reply
 from drugprot.core.tasks import PairTask, build_tasks
@@ -210,6 +210,7 @@ def test_the_record(data_path: str | None, revision: str | None, data: dict[str,
         "scorer": SCORER_VERSION,
         "data": data,
         "reward": reward,
+        "setting": {"split": "validation", "negatives": 0, "mode": "pair", "data_path": data_path},
     }
     assert versions.from_info({"versions": record}) == {
         "env": drugprot.__version__,
@@ -232,3 +233,30 @@ def test_a_record_made_before_the_reward_knob_reads_as_accuracy() -> None:
         assert versions.from_info({"versions": old | {"reward": broken}})["reward"] is None  # type: ignore[index]
     accuracy = versions.record(TaskOptions(reward="accuracy"))
     assert versions.from_info({"versions": accuracy})["reward"] == "accuracy, weights accuracy 1, utility 0, format 0.1"  # type: ignore[index]
+
+
+def test_the_prompts_record_identifies_the_sent_prompts_and_the_report_shows_a_replaced_system_prompt() -> None:
+    """``info["drugprot"]["prompts"]``: digests of the system and user messages sent, and whether the system one was
+    drugprot's own. A replaced one (``--env.taskset.system-prompt FILE``) shows in the prompt version."""
+    assert versions.digest("q") == hashlib.sha256(b"q").hexdigest()[:12] == "8e35c2cd3bf6"
+    own = versions.prompts_record("sys", "q", "sys")
+    assert own == {"system": versions.digest("sys"), "user": "8e35c2cd3bf6", "standard_system": True}
+    other = versions.prompts_record("optimised", "q", "sys")
+    assert other == {"system": versions.digest("optimised"), "user": "8e35c2cd3bf6", "standard_system": False}
+    record = versions.record(TaskOptions())
+    assert versions.from_info({"versions": record, "prompts": own})["prompt"] == PROMPT_VERSION  # type: ignore[index]
+    shown = versions.from_info({"versions": record, "prompts": other})["prompt"]  # type: ignore[index]
+    assert shown == f"{PROMPT_VERSION} · system {versions.digest('optimised')}"
+    assert versions.from_info({"versions": record})["prompt"] == PROMPT_VERSION  # type: ignore[index]  # older runs
+
+
+def test_a_rescored_rollout_records_the_costs_and_weights_it_was_scored_with() -> None:
+    record = versions.record(TaskOptions())
+    assert versions.with_costs_and_weights(record, Costs(), {"accuracy": 0.0, "utility": 1.0, "format": 0.1}) is record
+    rescored = versions.with_costs_and_weights(record, Costs(0.35, 1.0), None)
+    assert rescored["reward"] == record["reward"] | {"fp_cost": 0.35, "threshold": 0.35 / 2.35}
+    assert record["reward"]["fp_cost"] == 0.5  # pure: the shared record is not changed
+    assert versions.from_info({"versions": rescored})["reward"] == (  # type: ignore[index]
+        "utility (TP 1, FP -0.35, FN -1; states a relation when p > 0.149), weights accuracy 0, utility 1, format 0.1"
+    )
+    assert versions.with_costs_and_weights(None, Costs(0.35, 1.0), None) is None  # a task built by hand

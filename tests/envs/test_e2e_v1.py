@@ -25,6 +25,7 @@ from drugprot.core.prompts import PROMPT_VERSION
 from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import Reward
 from drugprot.core.scoring import SCORER_VERSION
+from drugprot.core.versions import digest
 from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_ID
 from drugprot.tools.serve import OpenAIServer, Reply, ResponderError
 from tests.conftest import FIXTURE_JSONL, FixtureRun
@@ -83,6 +84,7 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
     results = trace_results(episodes)
     assert sorted(r.task_key for r in results) == sorted(expected)
     by_key = {r.task_key: r for r in results}
+    by_question = {q.key: q for q in questions}
     for key, (name, acc, fmt) in expected.items():
         r = by_key[key]
         assert r.ok, (key, name, r.errors)
@@ -102,6 +104,12 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
             "scorer": SCORER_VERSION,
             "data": {"source": "file", "revision": None},
             "reward": Reward().record(),
+            "setting": {"split": "train", "negatives": 0, "mode": "pair", "data_path": str(FIXTURE_JSONL)},
+        }
+        assert r.info["drugprot"]["prompts"] == {  # the prompts it sent: drugprot's own system prompt
+            "system": digest(questions[0].system_prompt),
+            "user": digest(by_question[key].prompt),
+            "standard_system": True,
         }
     assert sum(r.rewards["accuracy"] for r in results) == sum(e[1] for e in expected.values()) == 19.0
     assert sum(r.rewards["format"] for r in results) == sum(e[2] for e in expected.values()) == 22.0

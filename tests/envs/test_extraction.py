@@ -109,7 +109,8 @@ def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, co
         trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
         trace.metrics["answered"]
     )  # fmt: skip
-    assert output["info"][INFO_KEY] == trace.info[INFO_KEY]
+    # the same record; v1 also records the prompts it sent (the v0 rows carry drugprot's own prompts)
+    assert output["info"][INFO_KEY] == {k: v for k, v in trace.info[INFO_KEY].items() if k != "prompts"}
 
 
 def e2e_replies() -> tuple[list[Question], dict[str, Any]]:
@@ -156,7 +157,9 @@ def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
             score.accuracy, utility(score, Costs()), score.format, float(score.answered)
         ), key  # fmt: skip
         assert r.reward == pytest.approx(Reward().value(score))  # the default: utility + 0.1 x format
-        assert r.info[INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
+        recorded = {name: value for name, value in r.info[INFO_KEY].items() if name != "prompts"}
+        assert recorded == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
+        assert r.info[INFO_KEY]["prompts"]["standard_system"] is True, key  # drugprot's own system prompt was sent
         assert r.task_data["extraction"] == gold[key].as_record()
     assert [round(expected[k].accuracy, 4) for k in sorted(expected)] == E2E_ACCURACY
     assert results["90000002"].info[INFO_KEY]["unknown_id"] == 1

@@ -28,6 +28,7 @@ from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, Drugpro
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
 from drugprot.core.rewards import METRIC_NAMES, Reward, recorded_metrics
+from drugprot.core.versions import digest
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
 from tests.conftest import FIXTURE_JSONL, FIXTURE_TSV
@@ -76,7 +77,9 @@ ROW0_INFO = {
 }
 LABEL_NAMES = {label.letter: label.name for label in labels.RELATION_LABELS}
 FILE_VERSIONS = {"env": drugprot.__version__, "prompt": prompts.PROMPT_VERSION, "scorer": scoring.SCORER_VERSION,
-                 "data": {"source": "file", "revision": None}, "reward": Reward().record()}  # fmt: skip
+                 "data": {"source": "file", "revision": None}, "reward": Reward().record(),
+                 "setting": {"split": "train", "negatives": 0, "mode": "pair",
+                             "data_path": str(FIXTURE_JSONL)}}  # fmt: skip
 """The ``versions`` record of a run over a local data file (``drugprot.core.versions``), default reward."""
 SEED_VERSIONS = FILE_VERSIONS | {"reward": Reward("accuracy").record()}
 """The same with the seed recipe's reward (``reward: accuracy``)."""
@@ -444,7 +447,10 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
     )  # the raw accuracy and the official cells
     assert {name: output[name] for name in METRIC_NAMES} == {name: trace.metrics[name] for name in METRIC_NAMES}
     assert {name: output["metrics"][name] for name in METRIC_NAMES} == official
-    assert output["info"]["drugprot"] == trace.info["drugprot"] == record  # the key the report reads
+    # the key the report reads; v1 also records the prompts it sent (the v0 rows are drugprot's own prompts)
+    v1_record = {key: value for key, value in trace.info["drugprot"].items() if key != "prompts"}
+    assert output["info"]["drugprot"] == v1_record == record
+    assert trace.info["drugprot"]["prompts"]["user"] == digest("q")
     # The legacy client rejects a reply with neither content nor reasoning; the rollout still scores 0.
     assert (output.get("error") is not None) == (content is None and reasoning is None)
 
@@ -476,11 +482,12 @@ def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any]
         assert [output[name] for name in ("accuracy", "utility", "format")] == [
             trace.rewards[name].score for name in ("accuracy", "utility", "format")
         ]
-        assert output["info"]["drugprot"] == trace.info["drugprot"]
         # the official cells and the raw accuracy, unweighted whatever the knobs, alike on both stacks
         official = recorded_metrics(scoring.score_reply(content, None, GOLD))
         assert {name: output[name] for name in METRIC_NAMES} == {name: trace.metrics[name] for name in METRIC_NAMES}
         assert {name: trace.metrics[name] for name in METRIC_NAMES} == official
+        v1_record = {key: value for key, value in trace.info["drugprot"].items() if key != "prompts"}
+        assert output["info"]["drugprot"] == v1_record  # v1 also records the prompts it sent
         got.append(round(trace.reward, 9))
     assert got == [round(r, 9) for r in rewards]
 

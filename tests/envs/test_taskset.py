@@ -32,6 +32,7 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
 from drugprot.core.rewards import DEFAULT_WEIGHTS, METRIC_NAMES, REWARD_NAMES, Weights, recorded_metrics, weight_knob
 from drugprot.core.scoring import score_reply
+from drugprot.core.versions import digest
 from drugprot.envs.harness import HARNESS_ID
 from drugprot.envs.taskset import (
     INFO_KEY,
@@ -94,6 +95,8 @@ async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt
         "invalid_reason": invalid,
         "format_reason": fmt_reason,
         "versions": None,  # what the task data carries (a task built by hand: nothing)
+        # the prompts it sent: no system message (drugprot's own is not it), user "q"
+        "prompts": {"system": None, "user": digest("q"), "standard_system": False},
     }
 
 

@@ -23,8 +23,10 @@ import verifiers.v1 as vf
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
 from drugprot.core.extraction import ExtractionGold, answer_block
+from drugprot.core.extraction import system_prompt as extraction_system_prompt
 from drugprot.core.labels import letter_of
 from drugprot.core.options import KNOBS, Mode, Negatives, TaskOptions, knob_names
+from drugprot.core.prompts import system_prompt
 from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
@@ -39,7 +41,7 @@ from drugprot.core.rewards import (
     weight_knob,
 )
 from drugprot.core.scoring import INFO_KEY, ExtractionScore, Score, score_extraction, score_reply, score_task_reply
-from drugprot.core.versions import VERSIONS_KEY
+from drugprot.core.versions import PROMPTS_KEY, VERSIONS_KEY, prompts_record, with_costs_and_weights
 from drugprot.core.versions import record as versions_record
 from drugprot.envs.harness import HARNESS_ID
 
@@ -78,6 +80,16 @@ class DrugprotData(vf.TaskData):
     (``Ceiling.as_record()``), for the report's ceiling line."""
 
 
+class DrugprotTaskConfig(vf.TaskConfig):
+    """verifiers' task config plus the utility's costs (``DrugprotConfig`` folds the ``fp_cost`` and ``fn_cost``
+    knobs in). A task scores with these costs, so every path that builds tasks from the config scores with the
+    knobs it was given: ``vf-replay RUN --env.taskset.fp-cost 0.35`` re-scores the saved traces at 0.35 and records
+    it in each trace. None (a task built by hand or from a plain ``TaskConfig``): the task data's costs."""
+
+    fp_cost: float | None = None
+    fn_cost: float | None = None
+
+
 class DrugprotTask(vf.Task[DrugprotData]):
     @property
     def key(self) -> str:
@@ -95,8 +107,35 @@ class DrugprotTask(vf.Task[DrugprotData]):
             with_no_relation=self.data.with_no_relation,
             extraction=self.data.extraction,
         )
-        trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: self.data.versions}
+        versions = with_costs_and_weights(self.data.versions, self._costs(), self._weights())
+        trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: versions, PROMPTS_KEY: self._prompts(trace)}
         return score
+
+    def _costs(self) -> Costs:
+        """The utility's costs: the task config's (``DrugprotTaskConfig``) where set, else the task data's."""
+        fp, fn = getattr(self.config, "fp_cost", None), getattr(self.config, "fn_cost", None)
+        return Costs(self.data.fp_cost if fp is None else fp, self.data.fn_cost if fn is None else fn)
+
+    def _weights(self) -> dict[str, float] | None:
+        """The reward weights of the task config (``fold_weights`` writes all three), None where it has not all."""
+        weights = {}
+        for name in REWARD_NAMES:
+            entry = self.config.rewards.get(name)
+            if entry is None or entry.weight is None:
+                return None
+            weights[name] = float(entry.weight)
+        return weights
+
+    def _prompts(self, trace: vf.Trace) -> dict[str, Any]:
+        """What identifies the prompts the rollout sent (``versions.prompts_record``)."""
+        sent: dict[str, str] = {}  # the first system and user messages of the conversation
+        for message in trace.messages:
+            if isinstance(getattr(message, "content", None), str):
+                sent.setdefault(message.role, message.content)
+        standard = extraction_system_prompt() if self.data.extraction is not None else None
+        if standard is None:
+            standard = system_prompt(self.data.with_no_relation)
+        return prompts_record(sent.get("system"), sent.get("user"), standard)
 
     @vf.stop
     async def single_turn(self, trace: vf.Trace) -> bool:
@@ -108,7 +147,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
 
     @vf.reward(weight=DEFAULT_WEIGHTS.utility)
     async def utility(self, trace: vf.Trace) -> float:
-        return utility(self._score(trace), Costs(self.data.fp_cost, self.data.fn_cost))
+        return utility(self._score(trace), self._costs())
 
     @vf.reward(weight=DEFAULT_WEIGHTS.format)
     async def format(self, trace: vf.Trace) -> float:
@@ -235,6 +274,7 @@ class DrugprotConfig(vf.TasksetConfig):
     negatives: Negatives = _knob("negatives")
     mode: Mode = _knob("mode")
     data_label: str | None = _knob("data_label")
+    task: DrugprotTaskConfig = DrugprotTaskConfig()
 
     @pydantic.field_validator("fp_cost", "fn_cost", *(weight_knob(r) for r in REWARD_NAMES), mode="before")
     @classmethod
@@ -252,7 +292,9 @@ class DrugprotConfig(vf.TasksetConfig):
             assert options.weights is not None  # TaskOptions resolves the preset
             explicit = {name for name in self.model_fields_set if getattr(self, name, None) is not None}
             # a new TaskConfig, never an edit of the shared default instance
-            self.task, effective = fold_weights(self.task, options.weights, explicit)
+            task, effective = fold_weights(self.task, options.weights, explicit)
+            costs = options.make_reward().costs
+            self.task = task.model_copy(update={"fp_cost": costs.fp, "fn_cost": costs.fn})
             for reward in REWARD_NAMES:
                 setattr(self, weight_knob(reward), effective.of(reward))
             if self.f1_target is None:  # fp_cost reads the cost in effect; with a target it stays unset (exclusive)

@@ -12,6 +12,7 @@ from drugprot.core.schema import Document
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.decode import read_line
 from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout, ReportError, Rollout, Run, RunConfig
+from drugprot.evaluation.replays import is_replay, replay_config
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
 
 
@@ -97,10 +98,11 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     """
     file = find_run_file(path)
     legacy = file.name == LEGACY_FILE or _looks_legacy(file)
+    v1_source = "vf-replay traces.jsonl (re-scored)" if is_replay(file.parent) else "verifiers v1 traces.jsonl"
     run = Run(
         name=file.parent.name,
         path=str(file.parent),
-        source="legacy vf-eval results.jsonl" if legacy else "verifiers v1 traces.jsonl",
+        source="legacy vf-eval results.jsonl" if legacy else v1_source,
         rollouts=[],
         config=_legacy_config(file.parent) if legacy else _v1_config(file.parent),
     )
@@ -227,7 +229,7 @@ def _v1_config(run_dir: Path) -> RunConfig:
     """The setting from ``configs/resolved/eval.json`` (verifiers 0.4 and 0.3.1 layouts)."""
     config = _json_file(run_dir / "configs" / "resolved" / "eval.json")
     if not config:
-        return RunConfig()
+        return replay_config(run_dir) if is_replay(run_dir) else RunConfig()  # a vf-replay: from its rollouts
     taskset = _mapping(_mapping(config.get("env")).get("taskset"))
     select = _mapping(config.get("select"))
 
