@@ -25,7 +25,8 @@ on every same-sentence candidate (greedy) and of one sampled answer per candidat
 recipe's mean reward. Each run writes a prime-rl-shaped ``metrics.jsonl`` (``drugprot.evaluation.curves``):
 
 * per step, the training rollouts' ``train/agg/effective/agent/metrics/{official_tp,official_fp,official_fn,
-  correct}/mean`` (the official cells and the raw accuracy term, unweighted), ``.../reward/mean``, the share of
+  correct}/mean`` (the official cells and the raw accuracy term, unweighted), ``.../reward/mean``, the unweighted
+  terms ``.../rewards/{accuracy,utility}/mean`` (utility at the cost in effect), the share of
   rollouts in groups with a non-zero advantage ``train/agg/effective/agent/is_trainable/mean``, the zero-advantage
   share of groups per task kind ``.../zero_advantage/{positive,negative,abstract}/mean`` and the utility's cost in
   effect ``.../metrics/fp_cost/mean``;
@@ -60,7 +61,7 @@ from bench.evidence import (
     single_thread,
 )
 from bench.sim_data import Corpus, Data, prepare, probabilities, step0_cost, warm_start
-from drugprot.core.rewards import Costs, Reward
+from drugprot.core.rewards import Costs, Reward, Weights, utility
 from drugprot.core.schema import Document
 
 GROUP = 8
@@ -77,6 +78,8 @@ NONE_KEY = f"{EVAL}/metrics/none_share/mean"
 NO_N_KEY = f"{EVAL}/metrics/official_f1_without_n/mean"
 TRAINABLE_KEY = f"{AGENT}/is_trainable/mean"
 CELLS = ("official_tp", "official_fp", "official_fn", "correct")
+UTILITY_ONLY = Weights(accuracy=0.0, utility=1.0, format=0.0)
+"""The utility term alone (unweighted), logged as ``rewards/utility/mean`` beside ``rewards/accuracy/mean``."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,9 @@ RECIPES = (
     Recipe("extraction-utility", "extraction", "utility"),
 )
 BY_NAME = {r.name: r for r in RECIPES}
+DEFAULT_RECIPES = tuple(r.name for r in RECIPES if r.mode == "pair")
+"""The default command's recipes (about 6 CPU minutes for 10 splits x 2 classes on the real sample); the extraction
+recipes cost about 5x a pair recipe's CPU each and are asked for by name."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,7 @@ def pair_step(
     onehot = np.eye(len(ACTIONS))[actions]  # (prompts, GROUP, 14)
     grad = np.einsum("kg,kga,kf->af", advantages, onehot - p[:, None], x) / actions.size
     logged = {name: float(data.table(with_n, cell=name)[keys, actions].mean()) for name in CELLS}
+    logged["utility"] = float(data.table(with_n, reward=Reward("utility", costs, UTILITY_ONLY))[keys, actions].mean())
     trainable = _trainable(rewards)
     positive = np.array([bool(data.rows[i].gold) for i in chosen])
     logged |= {"reward": float(rewards.mean()), "is_trainable": float(trainable.mean())}
@@ -169,7 +176,7 @@ def extraction_step(
     documents = {d.pmid: d for d in data.train}
     grad = np.zeros_like(w)
     rewards = np.zeros((len(pmids), GROUP))
-    cells = np.zeros((len(pmids), GROUP, len(CELLS)))
+    cells = np.zeros((len(pmids), GROUP, len(CELLS) + 1))
     for k, pmid in enumerate(pmids):
         indices = by_pmid[pmid]
         x = data.x[indices]
@@ -183,12 +190,12 @@ def extraction_step(
             ]
             score = data.document_score(triples, documents[pmid])
             rewards[k, g] = reward.value(score)
-            cells[k, g] = (score.tp, score.fp, score.fn, score.accuracy)
+            cells[k, g] = (score.tp, score.fp, score.fn, score.accuracy, utility(score, costs))
         if indices:
             onehot = np.eye(len(ACTIONS))[actions]  # (GROUP, candidates, 14)
             grad += np.einsum("g,gca,cf->af", rewards[k] - rewards[k].mean(), onehot - p[None], x)
     trainable = _trainable(rewards)
-    logged = {name: float(cells[..., j].mean()) for j, name in enumerate(CELLS)}
+    logged = {name: float(cells[..., j].mean()) for j, name in enumerate((*CELLS, "utility"))}
     logged |= {"reward": float(rewards.mean()), "is_trainable": float(trainable.mean())}
     logged["zero_advantage/abstract"] = float(1 - trainable.mean())
     return grad / rewards.size, logged
@@ -293,6 +300,7 @@ def train(
 
 def _step_keys(logged: dict[str, float], costs: Costs) -> dict[str, float]:
     keys = {f"{AGENT}/reward/mean": logged["reward"], TRAINABLE_KEY: logged["is_trainable"]}
+    keys |= {f"{AGENT}/rewards/accuracy/mean": logged["correct"], f"{AGENT}/rewards/utility/mean": logged["utility"]}
     keys |= {f"{AGENT}/metrics/{name}/mean": logged[name] for name in CELLS}
     keys |= {f"{AGENT}/{k}/mean": value for k, value in logged.items() if k.startswith("zero_advantage/")}
     keys[f"{AGENT}/metrics/fp_cost/mean"] = costs.fp
@@ -354,16 +362,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--splits", type=int, default=10, help="PMID splits (the run's seed is its split number)")
     parser.add_argument("--steps", type=int, default=Settings.steps)
     parser.add_argument("--eval-every", type=int, default=Settings.eval_every)
-    parser.add_argument("--recipes", nargs="+", choices=list(BY_NAME), default=list(BY_NAME))
+    parser.add_argument("--recipes", nargs="+", choices=list(BY_NAME), default=list(DEFAULT_RECIPES))
     parser.add_argument("--classes", nargs="+", choices=POLICY_CLASSES, default=list(POLICY_CLASSES))
     parser.add_argument("--jobs", type=int, default=1, help="processes, one (class, split) each (same results)")
-    parser.add_argument("--smoke", "--quick", action="store_true", help="4 steps, one split, cues: a test-sized run")
+    parser.add_argument(
+        "--smoke", "--quick", action="store_true", help="4 steps, one split, cues, every recipe: a test-sized run"
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         settings, splits, classes = Settings(steps=4, eval_every=2), 1, ["cues"]
     else:
         settings, splits, classes = Settings(steps=args.steps, eval_every=args.eval_every), args.splits, args.classes
-    recipes = [BY_NAME[name] for name in args.recipes]
+    recipes = list(RECIPES) if args.smoke else [BY_NAME[name] for name in args.recipes]
     out = Path(args.out)
     result = run_all(load(args.data_path), recipes, classes, splits, settings, out, max(1, args.jobs))
     cpu = sum(

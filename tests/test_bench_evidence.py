@@ -217,6 +217,8 @@ def test_a_sandbox_run_writes_metrics_drugprot_curves_reads(smoke: Path) -> None
     assert [s for s, _ in run.curves[("eval/heldout", "agent", "official F1")]] == [0, 2, 4]
     assert [s for s, _ in run.curves[("eval/heldout", "agent", "N / none share")]] == [0, 2, 4]
     assert [s for s, _ in run.curves[("train/agg", "agent", "reward")]] == [0, 1, 2, 3]
+    assert [s for s, _ in run.curves[("train/agg", "agent", "accuracy")]] == [0, 1, 2, 3]
+    assert [s for s, _ in run.curves[("train/agg", "agent", "utility")]] == [0, 1, 2, 3]
 
 
 def _lines(path: Path) -> list[dict]:
