@@ -60,7 +60,8 @@ from bench.evidence import (
     load,
     single_thread,
 )
-from bench.sim_data import Corpus, Data, prepare, probabilities, step0_cost, warm_start
+from bench.sim_curriculum import curriculum_pair_step, new_sampler
+from bench.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
 from drugprot.core.rewards import Costs, Reward, Weights, utility
 from drugprot.core.schema import Document
 
@@ -90,6 +91,12 @@ class Recipe:
     negatives: int | str = "all"
     cost: str = "default"
     """``default`` (the knob's), ``calibrated`` (the step-0 F1 of the train folds) or ``adaptive``."""
+    sampler: str = "uniform"
+    """``uniform`` (the sandbox's standard: prompts drawn without replacement per step) or ``pool`` (prime-rl's
+    ``difficulty_pool`` on the reward's scale, ``bench.curriculum.utility_pools``)."""
+    gate: bool = False
+    """prime-rl's ``advantage_range`` gate at its default ``[0, 0]``: fill the batch with admitted groups."""
+    pool_weight: float = 0.1
 
 
 RECIPES = (
@@ -100,11 +107,14 @@ RECIPES = (
     Recipe("pair-utility-all", "pair", "utility", "all"),
     Recipe("pair-utility-calibrated", "pair", "utility", "all", "calibrated"),
     Recipe("pair-utility-adaptive", "pair", "utility", "all", "adaptive"),
+    Recipe("pair-utility-gate", "pair", "utility", "all", gate=True),
+    Recipe("pair-utility-pool", "pair", "utility", "all", sampler="pool"),
+    Recipe("pair-utility-pool-gate", "pair", "utility", "all", sampler="pool", gate=True),
     Recipe("extraction-accuracy", "extraction", "accuracy"),
     Recipe("extraction-utility", "extraction", "utility"),
 )
 BY_NAME = {r.name: r for r in RECIPES}
-DEFAULT_RECIPES = tuple(r.name for r in RECIPES if r.mode == "pair")
+DEFAULT_RECIPES = tuple(r.name for r in RECIPES if r.mode == "pair" and r.sampler == "uniform" and not r.gate)
 """The default command's recipes (about 6 CPU minutes for 10 splits x 2 classes on the real sample); the extraction
 recipes cost about 5x a pair recipe's CPU each and are asked for by name."""
 
@@ -118,16 +128,6 @@ class Settings:
     documents: int = 4
     """Abstracts per step in extraction mode (x 8 rollouts)."""
     lr: float = 0.05
-
-
-def sample(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One action per row of ``p`` (rows of probabilities)."""
-    return (rng.random((*p.shape[:-1], 1)) < np.cumsum(p, axis=-1)).argmax(axis=-1)
-
-
-def _trainable(rewards: np.ndarray) -> np.ndarray:
-    """Per group (rows of ``rewards``): whether its rollouts' rewards differ (a non-zero advantage somewhere)."""
-    return rewards.max(axis=-1) - rewards.min(axis=-1) > 1e-9
 
 
 def pair_step(
@@ -261,16 +261,22 @@ def train(
     tasks = data.tasks(data.train, recipe.negatives) if recipe.mode == "pair" else []
     by_pmid = data.candidates(data.train) if recipe.mode == "extraction" else {}
     out.mkdir(parents=True, exist_ok=True)
-    evals, running, trainable = [], np.zeros(3), []
+    evals, running, trainable, progress, rollouts = [], np.zeros(3), [], [], 0.0
+    sampler = new_sampler(recipe, tasks, seed) if recipe.mode == "pair" else None
+    prompts = min(settings.pair_prompts, len(tasks)) if recipe.mode == "pair" else min(settings.documents, len(by_pmid))
+    per_step = float(GROUP * prompts)
     start = time.time()
     with (out / "metrics.jsonl").open("w", encoding="utf-8") as log:
         for step in range(settings.steps + 1):
             line: dict[str, Any] = {"step": step, "time": round(time.time() - start, 3)}
             if step % settings.eval_every == 0 or step == settings.steps:
                 evals.append({"step": step, **evaluate(w, data, recipe, costs, eval_rng)})
+                progress.append((step, rollouts, evals[-1][F1_KEY]))
                 line.update(evals[-1])
             if step < settings.steps:
-                if recipe.mode == "pair":
+                if recipe.mode == "pair" and (recipe.gate or sampler is not None):
+                    grad, logged = curriculum_pair_step(w, data, recipe, costs, tasks, settings, rng, sampler)
+                elif recipe.mode == "pair":
                     grad, logged = pair_step(w, data, recipe, costs, tasks, settings, rng)
                 else:
                     grad, logged = extraction_step(w, data, recipe, costs, by_pmid, settings, rng)
@@ -279,6 +285,7 @@ def train(
                 w += settings.lr * (m / (1 - 0.9 ** (step + 1))) / (np.sqrt(v / (1 - 0.999 ** (step + 1))) + 1e-8)
                 line.update(_step_keys(logged, costs))
                 trainable.append(logged["is_trainable"])
+                rollouts += logged.get("rollouts", per_step)
                 running = RUNNING * running + (1 - RUNNING) * np.array([logged[c] for c in CELLS[:3]])
                 if recipe.cost == "adaptive":
                     tp, fp, fn = running / (1 - RUNNING ** (step + 1))
@@ -295,6 +302,8 @@ def train(
         "last": last | {"from_step": tail[0]["step"]},
         "is_trainable": float(np.mean(trainable)) if trainable else None,
         "end_fp_cost": costs.fp,
+        "progress": progress,
+        "rollouts": rollouts,
     }
 
 
@@ -303,6 +312,9 @@ def _step_keys(logged: dict[str, float], costs: Costs) -> dict[str, float]:
     keys |= {f"{AGENT}/rewards/accuracy/mean": logged["correct"], f"{AGENT}/rewards/utility/mean": logged["utility"]}
     keys |= {f"{AGENT}/metrics/{name}/mean": logged[name] for name in CELLS}
     keys |= {f"{AGENT}/{k}/mean": value for k, value in logged.items() if k.startswith("zero_advantage/")}
+    if "is_admitted" in logged:
+        keys[f"{AGENT}/is_admitted/mean"] = logged["is_admitted"]
+        keys[f"{AGENT}/rollouts_generated"] = logged["rollouts"]
     keys[f"{AGENT}/metrics/fp_cost/mean"] = costs.fp
     return keys
 

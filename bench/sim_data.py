@@ -191,3 +191,13 @@ def step0_cost(corpus: Corpus, data: Data, costs: Costs, folds: int = 3) -> tupl
     oof = decision.cross_fit(pairs, data.policy_class, data.train, data.split, folds, 1.0)
     f1 = decision.decisions_f1(oof, np.argmax(oof.probabilities, axis=1))
     return f1, calibrated_fp(f1, costs.fn)
+
+
+def sample(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row of ``p`` (rows of probabilities)."""
+    return (rng.random((*p.shape[:-1], 1)) < np.cumsum(p, axis=-1)).argmax(axis=-1)
+
+
+def _trainable(rewards: np.ndarray) -> np.ndarray:
+    """Per group (rows of ``rewards``): whether its rollouts' rewards differ (a non-zero advantage somewhere)."""
+    return rewards.max(axis=-1) - rewards.min(axis=-1) > 1e-9

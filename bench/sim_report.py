@@ -32,6 +32,36 @@ def _paired(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]], key: str
     return spread(diff) | {"ahead": sum(d > 0 for d in diff)}
 
 
+SMOOTH = 3
+"""Rollouts to a target: the first evaluation at which the mean F1 of it and the previous ``SMOOTH - 1`` reaches it."""
+
+
+def rollouts_to(progress: Sequence[Sequence[float]], target: float) -> float | None:
+    """Rollouts generated before the first evaluation whose smoothed held-out F1 reaches ``target`` (None: never)."""
+    for i in range(len(progress)):
+        window = [p[2] for p in progress[max(0, i - SMOOTH + 1) : i + 1]]
+        if len(window) == SMOOTH and sum(window) / SMOOTH >= target:
+            return float(progress[i][1])
+    return None
+
+
+def _to_target(mine: dict[int, dict[str, Any]], reference: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
+    """Per split, rollouts to the reference recipe's end F1 (its last-quarter mean) and the reference's own."""
+    common = sorted(set(mine) & set(reference))
+    if not common or "progress" not in mine[common[0]]:
+        return None
+    pairs = [(rollouts_to(mine[s]["progress"], reference[s]["last"][F1]),
+              rollouts_to(reference[s]["progress"], reference[s]["last"][F1])) for s in common]  # fmt: skip
+    reached = [(a, b) for a, b in pairs if a is not None and b is not None]
+    out: dict[str, Any] = {"reached": sum(a is not None for a, _ in pairs), "n": len(pairs)}
+    if reached:
+        out["rollouts"] = spread([a for a, _ in reached])
+        out["reference_rollouts"] = spread([b for _, b in reached])
+        out["speedup"] = spread([b / a for a, b in reached if a > 0])
+    out["total_rollouts"] = spread([mine[s]["rollouts"] for s in common])
+    return out
+
+
 def summarise(
     runs: Sequence[dict[str, Any]], calibration: Sequence[dict[str, Any]], recipes: Sequence[Any]
 ) -> dict[str, Any]:
@@ -57,6 +87,7 @@ def summarise(
                 "minus_reference": _paired(mine, reference, F1) if recipe.name != REFERENCE else None,
                 "minus_reference_sampled": _paired(mine, reference, SAMPLED) if recipe.name != REFERENCE else None,
             }
+            row["to_reference_f1"] = _to_target(mine, reference) if reference else None
             if NO_N in ordered[0]["last"]:
                 row["end_f1_without_n"] = spread([r["last"][NO_N] for r in ordered])
             table.append(row)
@@ -110,6 +141,15 @@ def format_report(report: dict[str, Any]) -> str:
             )
             if "end_f1_without_n" in t:
                 out.append(f"  {'':<26}(as trained, N not offered: F1 end {show(t['end_f1_without_n'])})")
+        for t in block["table"]:
+            r = t.get("to_reference_f1")
+            if r and "rollouts" in r:
+                out.append(
+                    f"  {t['recipe']:<26}rollouts to {REFERENCE}'s end F1 (reached on {r['reached']}/{r['n']} splits): "
+                    f"{show(r['rollouts'], 0)} vs {show(r['reference_rollouts'], 0)}; "
+                    f"speed-up {show(r['speedup'], 2)}; "
+                    f"rollouts in the run {show(r['total_rollouts'], 0)}"
+                )
         if "adaptive_vs_calibrated" in block:
             a = block["adaptive_vs_calibrated"]
             verdict = "beyond" if a["beyond_spread"] else "NOT beyond"
