@@ -5,7 +5,11 @@ whether the two policy classes rank the recipes alike."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from scipy.stats import spearmanr
@@ -162,3 +166,51 @@ def format_report(report: dict[str, Any]) -> str:
         rho = report["rank_agreement"]
         out.append(f"Spearman of the recipes' mean end F1 between the two policy classes: {rho:.3f}")
     return "\n".join(out)
+
+
+WASTE_KEYS = {
+    "rollouts in zero-advantage groups": "train/agg/effective/agent/is_trainable/mean",
+    "positive pairs: zero-advantage groups": "train/agg/effective/agent/zero_advantage/positive/mean",
+    "NO-RELATION pairs: zero-advantage groups": "train/agg/effective/agent/zero_advantage/negative/mean",
+    "abstracts: zero-advantage groups": "train/agg/effective/agent/zero_advantage/abstract/mean",
+}
+
+
+def waste(run_dirs: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per measure (``WASTE_KEYS``): its mean over the first 10 %, the middle and the last 10 % of each run's steps,
+    then the spread over runs (``is_trainable`` turned into the share of rollouts in zero-advantage groups)."""
+    phases: dict[str, dict[str, list[float]]] = {name: {"first": [], "middle": [], "last": []} for name in WASTE_KEYS}
+    for run in run_dirs:
+        lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if x]
+        for name, key in WASTE_KEYS.items():
+            values = [line[key] for line in lines if key in line]
+            if not values:
+                continue
+            if key.endswith("is_trainable/mean"):
+                values = [1 - v for v in values]
+            tenth = max(1, len(values) // 10)
+            for phase, part in (("first", values[:tenth]), ("middle", values[tenth:-tenth]), ("last", values[-tenth:])):
+                if part:
+                    phases[name][phase].append(sum(part) / len(part))
+    return {name: {p: spread(v) for p, v in by.items() if v} for name, by in phases.items() if by["first"]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.sim_report", description="zero-advantage shares of bench.rl_sim runs, by task kind"
+    )
+    parser.add_argument("out", help="an rl_sim --out directory")
+    args = parser.parse_args(argv)
+    root = Path(args.out)
+    for class_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        recipes = sorted({d.name.rsplit("-split", 1)[0] for d in class_dir.iterdir() if d.is_dir()})
+        for recipe in recipes:
+            runs = sorted(class_dir.glob(f"{recipe}-split*"))
+            print(f"{class_dir.name} {recipe} ({len(runs)} runs): first 10 % / middle / last 10 % of steps")
+            for name, by in waste(runs).items():
+                print(f"    {name:<42}" + "   ".join(f"{show(by[p])}" for p in ("first", "middle", "last") if p in by))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,6 +8,7 @@ drops groups without a learning signal, and a gated step keeps generating until 
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
 from pathlib import Path
 
@@ -99,3 +100,22 @@ def test_rollouts_to_a_target_use_the_smoothed_held_out_f1() -> None:
     assert rollouts_to(progress, 0.39) == 300.0  # (0.5 + 0.2 + 0.5) / 3 = 0.4: the one before is 0.27
     assert rollouts_to(progress, 0.41) is None
     assert rollouts_to(progress, 0.26) == 200.0  # (0.1 + 0.5 + 0.2) / 3
+
+
+def test_the_waste_is_the_zero_advantage_share_per_phase_of_the_run(tmp_path: Path) -> None:
+    from bench.sim_report import waste
+
+    run = tmp_path / "pair-utility-all-split0"
+    run.mkdir()
+    agent = "train/agg/effective/agent"
+    lines = [{"step": s, f"{agent}/is_trainable/mean": 0.5 if s < 2 else 0.25,
+              f"{agent}/zero_advantage/negative/mean": 0.9} for s in range(20)]  # fmt: skip
+    (run / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    found = waste([run])
+    assert {p: s["mean"] for p, s in found["rollouts in zero-advantage groups"].items()} == {
+        "first": 0.5,
+        "middle": 0.75,
+        "last": 0.75,
+    }
+    assert found["NO-RELATION pairs: zero-advantage groups"]["middle"]["mean"] == pytest.approx(0.9)
+    assert "positive pairs: zero-advantage groups" not in found
