@@ -36,6 +36,7 @@ from bench.evidence import (
     score_pair,
     stable_unit,
 )
+from bench.operating_points import format_points, operating_points
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.rewards import Costs
@@ -257,7 +258,12 @@ def format_table(table: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.alignment", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
-    parser.add_argument("--mode", choices=("pair", "extraction", "both"), default="both")
+    parser.add_argument(
+        "--mode",
+        choices=("pair", "extraction", "both", "operating", "all"),
+        default="all",
+        help="pair / extraction tables (both), the operating-point check (bench.operating_points), or all",
+    )
     parser.add_argument("--fp-cost", type=float, default=None, help="the utility's fp cost (default: the knob's)")
     parser.add_argument("--fn-cost", type=float, default=None, help="the utility's fn cost (default: the knob's)")
     parser.add_argument("--json", metavar="OUT", help="also write the tables as JSON")
@@ -274,13 +280,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail(parser.prog, f"--{exc.knob.replace('_', '-') if exc.knob else 'fp-cost'}: {exc}")
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what="the alignment analysis")
     tables = []
-    if args.mode in ("pair", "both"):
+    if args.mode in ("pair", "both", "all"):
         tables.append(pair_table(documents, costs))
-    if args.mode in ("extraction", "both"):
+    if args.mode in ("extraction", "both", "all"):
         tables.append(extraction_table(documents, costs))
-    print("\n\n".join(format_table(t) for t in tables))
+    points = operating_points(documents, fn=costs.fn) if args.mode in ("operating", "all") else None
+    print("\n\n".join([*(format_table(t) for t in tables), *([format_points(points)] if points else [])]))
     if args.json:
-        write_json({"data_path": args.data_path, "documents": len(documents), "tables": tables}, args.json, indent=1)
+        result = {"data_path": args.data_path, "documents": len(documents), "tables": tables}
+        write_json(result | ({"operating_points": points} if points else {}), args.json, indent=1)
     return 0
 
 

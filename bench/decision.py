@@ -1,23 +1,29 @@
-"""``python -m bench.decision --data-path FILE``: the decisions each reward asks for, and their official micro-F1.
+"""``python -m bench.decision --data-path FILE``: the decisions each reward asks for, and their official micro-F1,
+over many PMID splits, every constant chosen on the training abstracts of its split.
 
-A calibrated stand-in classifier (multinomial softmax regression, scikit-learn, over ``bench.evidence.FEATURES``:
-the lexical baseline's cues by region, distances, entity types) is fit on the train abstracts of a PMID split
-(``bench.evidence.split_by_pmid``: 70 % train) and gives, for every same-sentence candidate pair of the held-out
-abstracts, a probability for each of the 13 types and N. For each reward the script takes the action that maximises
-that reward's expected value under these probabilities and reports the held-out official micro-F1 of the decisions:
+A calibrated stand-in classifier (multinomial softmax regression, scikit-learn) over one of two policy classes'
+features (``bench.evidence.POLICY_CLASSES``: the lexical baseline's cues by region, distances and entity types; or
+hashed words between and around the mentions) is fit on the train abstracts of a PMID split
+(``bench.evidence.split_by_pmid``: 70 % train, ``--splits`` splits) and gives, for every same-sentence candidate pair
+of the held-out abstracts, a probability for each of the 13 types and N. For each reward the script takes the action
+that maximises that reward's expected value under these probabilities and reports the held-out official micro-F1:
 
 * pair accuracy, ``negatives="all"``: the most probable of the 14 answers (N wins unless a type is likelier);
 * pair accuracy, ``negatives`` k = 1, 2: the same, after the prior shift to the k-negatives-per-positive mix the
   reward is earned on (Bayes: each class probability times its prior ratio, renormalised);
 * pair accuracy, ``negatives=0``: N is never offered, so every candidate gets its most probable type;
 * utility (both modes; per candidate): the most probable type when its probability exceeds
-  ``fp_cost / (1 + fp_cost + fn_cost)``, else N / no line;
+  ``fp_cost / (1 + fp_cost + fn_cost)``, else N / no line: at the default cost, at the cost whose decisions score
+  best on the training folds, and at the F1-calibrated cost ``F (1 + fn) / (2 - F)`` for two operating points F
+  measured on the training folds (the step-0 policy's own answers, i.e. the most probable of 14; and the best
+  threshold's F1);
 * extraction per-document F1: per abstract, the prefix of candidates (most probable first) that maximises the
   expected per-document F1, estimated by sampling gold from the same probabilities (200 draws).
 
-Next to them: the F1-optimal threshold (every threshold tried on the held-out pairs themselves, so an upper bound
-for any threshold rule) and half its F1 (the F*/2 rule of Lipton, Elkan and Narayanaswamy 2014), and a sweep of
-``fp_cost`` (``fn_cost`` 1) saying which costs give the F1-optimal decisions.
+Constants are chosen by nested cross-fitting: the train abstracts are cut into ``--folds`` PMID folds, each fold's
+probabilities come from a fit on the other folds, and thresholds and costs are read off those out-of-fold decisions
+only. The F1-optimal threshold on the held-out pairs themselves is printed too, labelled as the oracle (an upper
+bound for any threshold rule, never a choice). Per rule: mean +- sd over splits and min-max.
 """
 
 from __future__ import annotations
@@ -29,17 +35,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
 
 from bench.common import add_overwrite, check_held_out, check_outputs, fail, load_data, too_small, write_json
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
+    POLICY_CLASSES,
     PairRow,
+    calibrated_fp,
+    class_matrix,
+    folds,
     gold_rows,
     official_f1,
     pair_rows,
+    show,
+    single_thread,
     split_by_pmid,
+    spread,
     target_index,
 )
 from drugprot.core.metrics import official_pairs, score_relations
@@ -47,36 +61,72 @@ from drugprot.core.rewards import Costs
 from drugprot.core.schema import Document
 
 FP_SWEEP = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.75, 1.0)
-MATCH = 0.005
-"""An fp cost "matches" the F1-optimal decisions when its held-out F1 is within this of the optimal threshold's."""
 SAMPLES = 200
+SPLITS = 10
+FOLDS = 3
 
 
 @dataclass
 class StandIn:
-    """The fitted classifier and the held-out candidates it decides on."""
+    """Probabilities for a set of candidate pairs (one row of ``ACTIONS`` each) and the abstracts they belong to."""
 
-    model: LogisticRegression
     rows: list[PairRow]
     probabilities: np.ndarray
-    """(held-out candidates, 14): every class of ``ACTIONS``; classes unseen in training have probability 0."""
+    """(candidates, 14): every class of ``ACTIONS``; classes unseen in training have probability 0."""
     documents: list[Document]
     train_negative_share: float
 
 
-def fit(documents: Sequence[Document], *, c: float = 1.0) -> StandIn:
-    """Fit the stand-in on the train abstracts' candidate pairs; probabilities for the held-out candidates."""
-    train, test = split_by_pmid(documents)
-    train_rows, x_train = pair_rows(train)
-    keep = [i for i, r in enumerate(train_rows) if r.candidate]
-    y = np.array([target_index(train_rows[i]) for i in keep])
-    model = LogisticRegression(C=c, max_iter=3000)
-    model.fit(x_train[keep], y)
-    test_rows, x_test = pair_rows(test)
-    held = [i for i, r in enumerate(test_rows) if r.candidate]
-    probabilities = np.zeros((len(held), len(ACTIONS)))
-    probabilities[:, model.classes_] = model.predict_proba(x_test[held])
-    return StandIn(model, [test_rows[i] for i in held], probabilities, test, float(np.mean(y == N_INDEX)))
+def fit_predict(x_train: np.ndarray, y: np.ndarray, x_test: np.ndarray, c: float) -> np.ndarray:
+    """Softmax-regression probabilities (14 columns) for ``x_test``, fit on (``x_train``, ``y``)."""
+    model = LogisticRegression(C=c, max_iter=3000).fit(x_train, y)
+    out = np.zeros((len(x_test), len(ACTIONS)))
+    out[:, model.classes_] = model.predict_proba(x_test)
+    return out
+
+
+@dataclass
+class Pairs:
+    """Every candidate pair of the data with its feature matrix per policy class."""
+
+    rows: list[PairRow]
+    x: dict[str, np.ndarray]
+    y: np.ndarray
+
+    @classmethod
+    def of(cls, documents: Sequence[Document], classes: Sequence[str] = POLICY_CLASSES) -> Pairs:
+        rows, cues = pair_rows(documents)
+        keep = [i for i, r in enumerate(rows) if r.candidate]
+        rows = [rows[i] for i in keep]
+        x = {name: class_matrix(name, rows, cues[keep]) for name in classes}
+        return cls(rows, x, np.array([target_index(r) for r in rows]))
+
+    def indices(self, documents: Sequence[Document]) -> list[int]:
+        wanted = {d.pmid for d in documents}
+        return [i for i, r in enumerate(self.rows) if r.document.pmid in wanted]
+
+
+def fit(pairs: Pairs, policy_class: str, train: Sequence[Document], test: Sequence[Document], c: float) -> StandIn:
+    """The stand-in fit on ``train``'s candidates, with probabilities for ``test``'s."""
+    a, b = pairs.indices(train), pairs.indices(test)
+    x = pairs.x[policy_class]
+    p = fit_predict(x[a], pairs.y[a], x[b], c)
+    return StandIn([pairs.rows[i] for i in b], p, list(test), float(np.mean(pairs.y[a] == N_INDEX)))
+
+
+def cross_fit(pairs: Pairs, policy_class: str, train: Sequence[Document], split: int, k: int, c: float) -> StandIn:
+    """Out-of-fold probabilities for the candidates of ``train``: each fold's from a fit on the other folds."""
+    fold = dict(zip((d.pmid for d in train), folds(train, k, split), strict=True))
+    index = pairs.indices(train)
+    x = pairs.x[policy_class]
+    p = np.zeros((len(index), len(ACTIONS)))
+    for f in range(k):
+        inside = np.array([fold[pairs.rows[i].document.pmid] == f for i in index])
+        if inside.all() or not inside.any():
+            continue
+        chosen, rest = np.asarray(index)[inside], np.asarray(index)[~inside]
+        p[inside] = fit_predict(x[rest], pairs.y[rest], x[chosen], c)
+    return StandIn([pairs.rows[i] for i in index], p, list(train), float(np.mean(pairs.y[index] == N_INDEX)))
 
 
 def type_accuracy(stand_in: StandIn) -> float:
@@ -163,61 +213,147 @@ def optimal_threshold(stand_in: StandIn) -> tuple[float, float]:
     return threshold, decisions_f1(stand_in, threshold_rule(p, threshold))
 
 
-def analysis(documents: Sequence[Document], costs: Costs, *, c: float = 1.0) -> dict[str, Any]:
-    stand_in = fit(documents, c=c)
-    p = stand_in.probabilities
-    t_star, f1_star = optimal_threshold(stand_in)
-    positives = np.mean([bool(r.gold) for r in stand_in.rows])
-    rows = [
-        ("pair accuracy, negatives=all (today)", decisions_f1(stand_in, np.argmax(p, axis=1))),
-        *(
-            (
-                f"pair accuracy, negatives={k} (today)",
-                decisions_f1(stand_in, np.argmax(prior_shift(p, stand_in.train_negative_share, k / (1 + k)), axis=1)),
-            )
-            for k in (1, 2)
-        ),
-        ("pair accuracy, negatives=0 (seed recipe)", decisions_f1(stand_in, np.argmax(p[:, :N_INDEX], axis=1))),
-        ("extraction per-document F1 (today)", decisions_f1(stand_in, per_document_rule(stand_in))),
-        (
-            f"utility fp={costs.fp:g} fn={costs.fn:g} (t={costs.threshold:.3f}), both modes",
-            decisions_f1(stand_in, threshold_rule(p, costs.threshold)),
-        ),
-        (f"F1-optimal threshold t={t_star:.3f} (oracle)", f1_star),
-        (f"F*/2 rule t={f1_star / 2:.3f}", decisions_f1(stand_in, threshold_rule(p, f1_star / 2))),
-    ]
-    sweep = []
-    for fp in FP_SWEEP:
-        swept = Costs(fp=fp, fn=1.0)
-        f1 = decisions_f1(stand_in, threshold_rule(p, swept.threshold))
-        sweep.append({"fp_cost": fp, "threshold": swept.threshold, "f1": f1, "matches": f1 >= f1_star - MATCH})
+RULES: dict[str, str] = {
+    "accuracy_all": "pair accuracy, negatives=all: most probable of 14",
+    "accuracy_neg1": "pair accuracy, negatives=1 (prior shift)",
+    "accuracy_neg2": "pair accuracy, negatives=2 (prior shift)",
+    "accuracy_neg0": "pair accuracy, negatives=0: N never offered",
+    "extraction_doc_f1": "extraction per-document F1",
+    "utility_default": "utility, default fp_cost",
+    "utility_fp_cv": "utility, fp_cost best on train folds",
+    "utility_calibrated_step0": "utility, fp = F(1+fn)/(2-F), F = step-0 F1 (train folds)",
+    "utility_calibrated_best": "utility, fp = F(1+fn)/(2-F), F = best F1 (train folds)",
+    "threshold_cv": "threshold best on train folds",
+    "oracle": "F1-optimal threshold on the held-out pairs (oracle)",
+}
+"""Every decision rule: its key in the JSON and its row label."""
+
+
+def split_decisions(
+    pairs: Pairs, policy_class: str, documents: Sequence[Document], split: int, costs: Costs, k: int, c: float
+) -> dict[str, Any]:
+    """One split: constants chosen on the out-of-fold decisions of its train abstracts, F1 on its held-out ones."""
+    train, test = split_by_pmid(documents, split=split)
+    held = fit(pairs, policy_class, train, test, c)
+    oof = cross_fit(pairs, policy_class, train, split, k, c)
+    t_cv, best_cv = optimal_threshold(oof)
+    step0_cv = decisions_f1(oof, np.argmax(oof.probabilities, axis=1))
+    sweep_cv = [decisions_f1(oof, threshold_rule(oof.probabilities, Costs(fp, costs.fn).threshold)) for fp in FP_SWEEP]
+    fp_cv = FP_SWEEP[int(np.argmax(sweep_cv))]
+    choices = {
+        "threshold_cv": t_cv,
+        "best_f1_cv": best_cv,
+        "step0_f1_cv": step0_cv,
+        "fp_cv": fp_cv,
+        "fp_calibrated_step0": calibrated_fp(step0_cv, costs.fn),
+        "fp_calibrated_best": calibrated_fp(best_cv, costs.fn),
+    }
+    p = held.probabilities
+
+    def at_cost(fp: float) -> float:
+        return decisions_f1(held, threshold_rule(p, Costs(fp, costs.fn).threshold))
+
+    shifted = {n: np.argmax(prior_shift(p, held.train_negative_share, n / (1 + n)), axis=1) for n in (1, 2)}
+    f1 = {
+        "accuracy_all": decisions_f1(held, np.argmax(p, axis=1)),
+        "accuracy_neg1": decisions_f1(held, shifted[1]),
+        "accuracy_neg2": decisions_f1(held, shifted[2]),
+        "accuracy_neg0": decisions_f1(held, np.argmax(p[:, :N_INDEX], axis=1)),
+        "extraction_doc_f1": decisions_f1(held, per_document_rule(held, seed=split)),
+        "utility_default": at_cost(costs.fp),
+        "utility_fp_cv": at_cost(fp_cv),
+        "utility_calibrated_step0": at_cost(choices["fp_calibrated_step0"]),
+        "utility_calibrated_best": at_cost(choices["fp_calibrated_best"]),
+        "threshold_cv": decisions_f1(held, threshold_rule(p, t_cv)),
+        "oracle": optimal_threshold(held)[1],
+    }
     return {
-        "train_documents": len(documents) - len(stand_in.documents),
-        "held_out_documents": len(stand_in.documents),
-        "held_out_candidates": len(stand_in.rows),
-        "held_out_positive_share": float(positives),
-        "type_accuracy": type_accuracy(stand_in),
-        "f1_optimal": {"threshold": t_star, "f1": f1_star},
-        "rewards": [{"decision": name, "f1": f1} for name, f1 in rows],
-        "fp_sweep": sweep,
+        "split": split,
+        "policy_class": policy_class,
+        "train_documents": len(train),
+        "held_out_documents": len(test),
+        "held_out_candidates": len(held.rows),
+        "held_out_positive_share": float(np.mean([bool(r.gold) for r in held.rows])),
+        "type_accuracy": type_accuracy(held),
+        "held_out_step0_f1": f1["accuracy_all"],
+        "held_out_step0_fp": calibrated_fp(f1["accuracy_all"], costs.fn),
+        "choices": choices,
+        "f1": f1,
+        "sweep": [at_cost(fp) for fp in FP_SWEEP],
     }
 
 
+def summarise(runs: Sequence[dict[str, Any]], costs: Costs) -> dict[str, Any]:
+    """Per rule: the spread of its held-out F1 over splits, and its paired difference to the default utility."""
+    base = [r["f1"]["utility_default"] for r in runs]
+    rules = {}
+    for key in RULES:
+        values = [r["f1"][key] for r in runs]
+        diff = [v - b for v, b in zip(values, base, strict=True)]
+        rules[key] = {"f1": spread(values), "minus_default": spread(diff), "beats_default": sum(d > 0 for d in diff)}
+    choices = {key: spread([r["choices"][key] for r in runs]) for key in runs[0]["choices"]}
+    return {
+        "splits": len(runs),
+        "type_accuracy": spread([r["type_accuracy"] for r in runs]),
+        "held_out_step0_f1": spread([r["held_out_step0_f1"] for r in runs]),
+        "held_out_step0_fp": spread([r["held_out_step0_fp"] for r in runs]),
+        "rules": rules,
+        "choices": choices,
+        "fp_cv_chosen": [r["choices"]["fp_cv"] for r in runs],
+        "sweep": [
+            {"fp_cost": fp, "threshold": Costs(fp, costs.fn).threshold, "f1": spread([r["sweep"][i] for r in runs])}
+            for i, fp in enumerate(FP_SWEEP)
+        ],
+    }
+
+
+def analysis(
+    documents: Sequence[Document],
+    costs: Costs,
+    *,
+    c: float = 1.0,
+    splits: int = SPLITS,
+    k: int = FOLDS,
+    classes: Sequence[str] = POLICY_CLASSES,
+) -> dict[str, Any]:
+    pairs = Pairs.of(documents, classes)
+    out: dict[str, Any] = {"costs": {"fp": costs.fp, "fn": costs.fn}, "splits": splits, "folds": k, "classes": {}}
+    with single_thread():
+        for policy_class in classes:
+            runs = [split_decisions(pairs, policy_class, documents, s, costs, k, c) for s in range(splits)]
+            out["classes"][policy_class] = {"summary": summarise(runs, costs), "runs": runs}
+    if len(classes) > 1:
+        rules = [r for r in RULES if r != "oracle"]
+        means = [[out["classes"][n]["summary"]["rules"][r]["f1"]["mean"] for r in rules] for n in classes]
+        out["rank_agreement"] = float(spearmanr(means[0], means[1]).statistic)
+    return out
+
+
 def format_analysis(result: dict[str, Any]) -> str:
-    out = [
-        f"stand-in: softmax regression on {result['train_documents']} train abstracts; "
-        f"{result['held_out_candidates']} candidate pairs of {result['held_out_documents']} held-out abstracts "
-        f"({result['held_out_positive_share']:.1%} with a gold relation)",
-        f"operating point: most probable type right on {result['type_accuracy']:.1%} of held-out gold pairs",
-        "",
-        f"{'expected-reward-maximising decision':<60}{'held-out official F1':>22}",
-    ]
-    out += [f"{r['decision']:<60}{r['f1']:>22.3f}" for r in result["rewards"]]
-    out += ["", f"{'fp_cost (fn_cost 1)':<22}{'threshold':>10}{'held-out F1':>14}{'matches F1-optimal':>20}"]
-    out += [
-        f"{s['fp_cost']:<22g}{s['threshold']:>10.3f}{s['f1']:>14.3f}{'yes' if s['matches'] else 'no':>20}"
-        for s in result["fp_sweep"]
-    ]
+    out = [f"{result['splits']} PMID splits (70/30), constants chosen on {result['folds']} training folds of each"]
+    for name, block in result["classes"].items():
+        s = block["summary"]
+        run0 = block["runs"][0]
+        out += [
+            "",
+            f"policy class '{name}': {run0['train_documents']} train / {run0['held_out_documents']} held-out "
+            f"abstracts on split 0; most probable type right on {show(s['type_accuracy'])} of held-out gold pairs",
+            f"step-0 answers' held-out F1 {show(s['held_out_step0_f1'])} "
+            f"-> calibrated fp {show(s['held_out_step0_fp'])}",
+            "choices on the train folds: " + "; ".join(f"{key} {show(v)}" for key, v in s["choices"].items()),
+            f"fp_cost chosen on the train folds per split: {s['fp_cv_chosen']}",
+            f"{'decision (expected-reward-maximising)':<58}{'held-out F1, mean +- sd (min-max)':>36}"
+            f"{'minus default utility':>36}{'splits above':>14}",
+        ]
+        for key, label in RULES.items():
+            r = s["rules"][key]
+            out.append(
+                f"{label:<58}{show(r['f1']):>36}{show(r['minus_default']):>36}{r['beats_default']:>10}/{s['splits']}"
+            )
+        out.append(f"{'fp_cost (fn 1)':<16}{'threshold':>10}{'held-out F1':>36}")
+        out += [f"{w['fp_cost']:<16g}{w['threshold']:>10.3f}{show(w['f1']):>36}" for w in s["sweep"]]
+    if "rank_agreement" in result:
+        out.append(f"\nSpearman of the rules' mean F1 between the two policy classes: {result['rank_agreement']:.3f}")
     return "\n".join(out)
 
 
@@ -225,17 +361,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.decision", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the softmax regression")
+    parser.add_argument("--splits", type=int, default=SPLITS, help="PMID splits (default 10)")
+    parser.add_argument("--folds", type=int, default=FOLDS, help="training folds per split for the choices")
+    parser.add_argument("--classes", nargs="+", choices=POLICY_CLASSES, default=list(POLICY_CLASSES))
+    parser.add_argument("--quick", action="store_true", help="2 splits, 2 folds, one class: a test-sized run")
     parser.add_argument("--json", metavar="OUT", help="also write the result as JSON")
     add_overwrite(parser)
     args = parser.parse_args(argv)
     if not 0 < args.c < float("inf"):
         fail(parser.prog, f"--c must be a positive finite number (the inverse L2 strength), got {args.c}")
+    for flag, value in (("--splits", args.splits), ("--folds", args.folds)):
+        if value < 1:
+            fail(parser.prog, f"{flag} must be a positive whole number, got {value}")
     check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
     what = "the decision analysis"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
     check_held_out(parser.prog, args.data_path, documents, what=what)
+    splits, k, classes = (2, 2, ["cues"]) if args.quick else (args.splits, args.folds, args.classes)
     with too_small(parser.prog, what):
-        result = analysis(documents, Costs(), c=args.c)
+        result = analysis(documents, Costs(), c=args.c, splits=splits, k=k, classes=classes)
     print(format_analysis(result))
     if args.json:
         write_json(result, args.json, indent=1)

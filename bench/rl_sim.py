@@ -1,27 +1,38 @@
-"""``python -m bench.rl_sim --data-path FILE --out DIR``: GRPO on CPU with the environment's own rewards.
+"""``python -m bench.rl_sim --data-path FILE --out DIR``: GRPO on CPU with the environment's own rewards, over many
+PMID splits and two policy classes.
 
-A stand-in policy, log-linear over the features of a (chemical, gene) pair (``bench.evidence.FEATURES``), is
-trained with GRPO: each step draws prompts from the train abstracts of a PMID split, 8 rollouts per prompt, and
-pushes up the log-probability of each rollout's actions in proportion to its group-relative advantage
-(reward minus the group's mean, as prime-rl's default). Every reward comes from the environment's scoring path:
-the rollout is rendered as a model's reply (a boxed letter; or a ``<relations>`` block listing the candidate pairs
-whose sampled action is a type) and scored by ``drugprot.core.scoring.score_task_reply``, then weighted by
-``bench.evidence.reward_value``.
+A stand-in policy, log-linear over the features of a (chemical, gene) pair (``bench.evidence.POLICY_CLASSES``: the
+lexical baseline's cues, or hashed words), is trained with GRPO: each step draws prompts from the train abstracts of
+a PMID split, 8 rollouts per prompt, and pushes up the log-probability of each rollout's actions in proportion to its
+group-relative advantage (reward minus the group's mean, as prime-rl's default). Every reward comes from the
+environment's scoring path: a rollout is rendered as a model's reply (a boxed letter; or a ``<relations>`` block
+listing the candidate pairs whose sampled action is a type), scored by ``drugprot.core.scoring.score_task_reply`` and
+weighted by ``drugprot.core.rewards.Reward`` (pair replies are scored once per gold-label set and answer, then
+looked up: the score of a reply depends on nothing else).
 
 * pair recipes: a prompt is one pair task of the recipe's ``negatives`` setting; the actions are the 13 types, plus
-  N when negatives are offered;
+  N when negatives are offered; the utility at the default cost, at the F1-calibrated cost of the step-0 policy
+  (``fp = F (1 + fn) / (2 - F)``, F the warm start's F1 on out-of-fold decisions of the train abstracts), or at an
+  adaptive cost that follows the running F1 of the training rollouts' official cells;
 * extraction recipes: a prompt is one abstract; a rollout samples include + type for every same-sentence candidate.
 
-Warm start (the same for every recipe and seed): a softmax regression fit on the train abstracts' candidates, its
-logits divided by a temperature chosen so that the policy's sampled answer is a gold type on ``WARM_ACCURACY`` of
-the train gold pairs (N not offered): Trinity-Mini answered 0.53 of the positive pairs right at step 1 of the seed
-run. Every ``--eval-every`` steps the run logs, on the held-out abstracts, the official micro-F1 of the policy's
-most probable answer on every same-sentence candidate (N only where the recipe offers it), the recipe's mean
-reward and the share of N answers (pair) or ``none`` replies (extraction), in prime-rl's ``metrics.jsonl`` format
-(``drugprot.evaluation.curves``): the held-out F1 and the N / none share as the eval scope ``heldout``'s
-``metrics/official_f1/mean`` and ``metrics/none_share/mean``, which ``drugprot curves`` draws in its "eval accuracy /
-official F1" panel (0-1), and the held-out mean of the recipe's reward (whose scale differs between rewards) as
-``metrics/recipe_reward/mean``, which it does not draw.
+Warm start (per split and class, the same for every recipe): a softmax regression fit on the train abstracts'
+candidates, its logits divided by a temperature chosen so that the policy's sampled answer is a gold type on
+``WARM_ACCURACY`` of the train gold pairs (N not offered): Trinity-Mini answered 0.53 of the positive pairs right at
+step 1 of the seed run. Every ``--eval-every`` steps, on the held-out abstracts and with the same 14 answers for
+every recipe (N allowed, also for the recipe trained without it): the official micro-F1 of the most probable answer
+on every same-sentence candidate (greedy) and of one sampled answer per candidate, the N / ``none`` share and the
+recipe's mean reward. Each run writes a prime-rl-shaped ``metrics.jsonl`` (``drugprot.evaluation.curves``):
+
+* per step, the training rollouts' ``train/agg/effective/agent/metrics/{official_tp,official_fp,official_fn,
+  correct}/mean`` (the official cells and the raw accuracy term, unweighted), ``.../reward/mean``, the unweighted
+  terms ``.../rewards/{accuracy,utility}/mean`` (utility at the cost in effect), the share of
+  rollouts in groups with a non-zero advantage ``train/agg/effective/agent/is_trainable/mean``, the zero-advantage
+  share of groups per task kind ``.../zero_advantage/{positive,negative,abstract}/mean`` and the utility's cost in
+  effect ``.../metrics/fp_cost/mean``;
+* per evaluation, ``eval/heldout/effective/agent/metrics/{official_f1,official_f1_sampled,none_share,recipe_reward,
+  official_tp,official_fp,official_fn}/mean`` (the cells are per held-out candidate, so ``2TP/(2TP+FP+FN)`` of
+  their means is the greedy F1), and for the recipe trained without N ``official_f1_without_n``.
 """
 
 from __future__ import annotations
@@ -32,13 +43,14 @@ import resource
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
+from bench import sim_report
 from bench.common import (
     add_overwrite,
     check_held_out,
@@ -51,27 +63,31 @@ from bench.common import (
 from bench.evidence import (
     ACTIONS,
     N_INDEX,
-    PairRow,
-    official_f1,
-    pair_rows,
-    reward_value,
-    score_document,
-    score_pair,
-    split_by_pmid,
-    target_index,
+    POLICY_CLASSES,
+    calibrated_fp,
+    single_thread,
 )
-from drugprot.core.rewards import Costs, utility
+from bench.sim_curriculum import curriculum_pair_step, new_sampler
+from bench.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
+from drugprot.core.rewards import Costs, Reward, Weights, utility
 from drugprot.core.schema import Document
-from drugprot.core.tasks import build_tasks
 
 GROUP = 8
 TAIL = 4
 """A run's end figures are the mean of its last ``1/TAIL`` of evaluations."""
-WARM_ACCURACY = 0.53
+RUNNING = 0.9
+"""Decay of the running official cells the adaptive cost follows (about the last 10 steps)."""
 AGENT = "train/agg/effective/agent"
-REWARD_KEY = "eval/heldout/effective/agent/metrics/recipe_reward/mean"
-F1_KEY = "eval/heldout/effective/agent/metrics/official_f1/mean"
-NONE_KEY = "eval/heldout/effective/agent/metrics/none_share/mean"
+EVAL = "eval/heldout/effective/agent"
+REWARD_KEY = f"{EVAL}/metrics/recipe_reward/mean"
+F1_KEY = f"{EVAL}/metrics/official_f1/mean"
+SAMPLED_KEY = f"{EVAL}/metrics/official_f1_sampled/mean"
+NONE_KEY = f"{EVAL}/metrics/none_share/mean"
+NO_N_KEY = f"{EVAL}/metrics/official_f1_without_n/mean"
+TRAINABLE_KEY = f"{AGENT}/is_trainable/mean"
+CELLS = ("official_tp", "official_fp", "official_fn", "correct")
+UTILITY_ONLY = Weights(accuracy=0.0, utility=1.0, format=0.0)
+"""The utility term alone (unweighted), logged as ``rewards/utility/mean`` beside ``rewards/accuracy/mean``."""
 
 
 @dataclass(frozen=True)
@@ -80,15 +96,34 @@ class Recipe:
     mode: str
     reward: str
     negatives: int | str = "all"
+    cost: str = "default"
+    """``default`` (the knob's), ``calibrated`` (the step-0 F1 of the train folds) or ``adaptive``."""
+    sampler: str = "uniform"
+    """``uniform`` (the sandbox's standard: prompts drawn without replacement per step) or ``pool`` (prime-rl's
+    ``difficulty_pool`` on the reward's scale, ``bench.curriculum.utility_pools``)."""
+    gate: bool = False
+    """prime-rl's ``advantage_range`` gate at its default ``[0, 0]``: fill the batch with admitted groups."""
+    pool_weight: float = 0.1
 
 
 RECIPES = (
     Recipe("pair-accuracy-neg0", "pair", "accuracy", 0),
+    Recipe("pair-accuracy-neg1", "pair", "accuracy", 1),
+    Recipe("pair-accuracy-neg2", "pair", "accuracy", 2),
     Recipe("pair-accuracy-all", "pair", "accuracy", "all"),
     Recipe("pair-utility-all", "pair", "utility", "all"),
+    Recipe("pair-utility-calibrated", "pair", "utility", "all", "calibrated"),
+    Recipe("pair-utility-adaptive", "pair", "utility", "all", "adaptive"),
+    Recipe("pair-utility-gate", "pair", "utility", "all", gate=True),
+    Recipe("pair-utility-pool", "pair", "utility", "all", sampler="pool"),
+    Recipe("pair-utility-pool-gate", "pair", "utility", "all", sampler="pool", gate=True),
     Recipe("extraction-accuracy", "extraction", "accuracy"),
     Recipe("extraction-utility", "extraction", "utility"),
 )
+BY_NAME = {r.name: r for r in RECIPES}
+DEFAULT_RECIPES = tuple(r.name for r in RECIPES if r.mode == "pair" and r.sampler == "uniform" and not r.gate)
+"""The default command's recipes (about 6 CPU minutes for 10 splits x 2 classes on the real sample); the extraction
+recipes cost about 5x a pair recipe's CPU each and are asked for by name."""
 
 
 @dataclass(frozen=True)
@@ -102,80 +137,6 @@ class Settings:
     lr: float = 0.05
 
 
-@dataclass
-class Data:
-    """Train and held-out abstracts, every pair of them with its features."""
-
-    train: list[Document]
-    test: list[Document]
-    rows: list[PairRow]
-    x: np.ndarray
-    index: dict[tuple[str, str, str], int]
-
-    def candidates(self, documents: Sequence[Document]) -> dict[str, list[int]]:
-        """PMID -> row indices of its same-sentence candidates, for ``documents``."""
-        wanted = {d.pmid for d in documents}
-        out: dict[str, list[int]] = {d.pmid: [] for d in documents}
-        for i, r in enumerate(self.rows):
-            if r.candidate and r.document.pmid in wanted:
-                out[r.document.pmid].append(i)
-        return out
-
-    def tasks(self, documents: Sequence[Document], negatives: int | str) -> list[int]:
-        """Row indices of the pair tasks of ``documents`` at ``negatives``."""
-        return [self.index[(t.pmid, t.chemical.id, t.gene.id)] for t in build_tasks(documents, negatives=negatives)]
-
-
-def prepare(documents: Sequence[Document]) -> Data:
-    train, test = split_by_pmid(documents)
-    rows, x = pair_rows([*train, *test])
-    index = {(r.document.pmid, r.chemical, r.gene): i for i, r in enumerate(rows)}
-    return Data(train, test, rows, x, index)
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
-
-
-def probabilities(w: np.ndarray, x: np.ndarray, with_n: bool) -> np.ndarray:
-    logits = x @ w.T
-    if not with_n:
-        logits[..., N_INDEX] = -np.inf
-    return softmax(logits)
-
-
-def warm_start(data: Data) -> tuple[np.ndarray, float]:
-    """The supervised fit's weights (14 x features) divided by the temperature that gives ``WARM_ACCURACY``."""
-    train_pmids = {d.pmid for d in data.train}
-    keep = [i for i, r in enumerate(data.rows) if r.candidate and r.document.pmid in train_pmids]
-    y = np.array([target_index(data.rows[i]) for i in keep])
-    model = LogisticRegression(max_iter=3000).fit(data.x[keep], y)
-    w = np.zeros((len(ACTIONS), data.x.shape[1]))
-    w[:, 0] = -10.0  # classes the train abstracts never show stay improbable
-    w[model.classes_] = model.coef_
-    w[model.classes_, 0] += model.intercept_
-    gold = [i for i in keep if data.rows[i].gold]
-    hits = np.zeros((len(gold), len(ACTIONS)))
-    for k, i in enumerate(gold):
-        hits[k, [ACTIONS.index(t) for t in data.rows[i].gold]] = 1.0
-    low, high = 0.05, 20.0
-    for _ in range(40):  # sampled accuracy falls as the temperature rises
-        tau = (low * high) ** 0.5
-        accuracy = float((probabilities(w / tau, data.x[gold], False) * hits).sum(axis=1).mean())
-        low, high = (tau, high) if accuracy > WARM_ACCURACY else (low, tau)
-    return w / tau, tau
-
-
-def sample(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One action per row of ``p`` (rows of probabilities)."""
-    return (rng.random((*p.shape[:-1], 1)) < np.cumsum(p, axis=-1)).argmax(axis=-1)
-
-
-Step = tuple[np.ndarray, float, float, float]
-"""(gradient of the GRPO objective, mean reward, mean accuracy term, mean utility term) of one step's rollouts."""
-
-
 def pair_step(
     w: np.ndarray,
     data: Data,
@@ -184,24 +145,27 @@ def pair_step(
     tasks: list[int],
     settings: Settings,
     rng: np.random.Generator,
-) -> Step:
+) -> tuple[np.ndarray, dict[str, float]]:
+    """One GRPO step on pair tasks: the gradient and the step's logged means."""
     with_n = recipe.negatives != 0
     chosen = rng.choice(tasks, size=min(settings.pair_prompts, len(tasks)), replace=False)
     x = data.x[chosen]
     p = probabilities(w, x, with_n)
     actions = sample(np.repeat(p[:, None], GROUP, axis=1), rng)  # (prompts, GROUP)
-    rewards = np.zeros(actions.shape)
-    accuracy = util = 0.0
-    for k, i in enumerate(chosen):
-        labels = data.rows[i].labels
-        for g in range(GROUP):
-            score = score_pair(ACTIONS[actions[k, g]], labels, with_no_relation=with_n)
-            rewards[k, g] = reward_value(score, recipe.reward, costs)
-            accuracy, util = accuracy + score.accuracy, util + utility(score, costs)
+    keys = data.key[chosen][:, None]
+    rewards = data.table(with_n, reward=Reward(recipe.reward, costs))[keys, actions]
     advantages = rewards - rewards.mean(axis=1, keepdims=True)
     onehot = np.eye(len(ACTIONS))[actions]  # (prompts, GROUP, 14)
     grad = np.einsum("kg,kga,kf->af", advantages, onehot - p[:, None], x) / actions.size
-    return grad, float(rewards.mean()), accuracy / actions.size, util / actions.size
+    logged = {name: float(data.table(with_n, cell=name)[keys, actions].mean()) for name in CELLS}
+    logged["utility"] = float(data.table(with_n, reward=Reward("utility", costs, UTILITY_ONLY))[keys, actions].mean())
+    trainable = _trainable(rewards)
+    positive = np.array([bool(data.rows[i].gold) for i in chosen])
+    logged |= {"reward": float(rewards.mean()), "is_trainable": float(trainable.mean())}
+    for kind, mask in (("positive", positive), ("negative", ~positive)):
+        if mask.any():
+            logged[f"zero_advantage/{kind}"] = float(1 - trainable[mask].mean())
+    return grad, logged
 
 
 def extraction_step(
@@ -212,216 +176,245 @@ def extraction_step(
     by_pmid: dict[str, list[int]],
     settings: Settings,
     rng: np.random.Generator,
-) -> Step:
+) -> tuple[np.ndarray, dict[str, float]]:
+    """One GRPO step on abstracts: the gradient and the step's logged means."""
     pmids = rng.choice(sorted(by_pmid), size=min(settings.documents, len(by_pmid)), replace=False)
+    reward = Reward(recipe.reward, costs)
+    documents = {d.pmid: d for d in data.train}
     grad = np.zeros_like(w)
-    total = accuracy = util = 0.0
-    for pmid in pmids:
+    rewards = np.zeros((len(pmids), GROUP))
+    cells = np.zeros((len(pmids), GROUP, len(CELLS) + 1))
+    for k, pmid in enumerate(pmids):
         indices = by_pmid[pmid]
         x = data.x[indices]
         p = probabilities(w, x, True)
         actions = sample(np.repeat(p[None], GROUP, axis=0), rng)  # (GROUP, candidates)
-        document = data.rows[indices[0]].document if indices else next(d for d in data.train if d.pmid == pmid)
-        rewards = np.zeros(GROUP)
         for g in range(GROUP):
             triples = [
                 (data.rows[i].chemical, data.rows[i].gene, ACTIONS[a])
                 for i, a in zip(indices, actions[g], strict=True)
                 if a != N_INDEX
             ]
-            score = score_document(triples, document)
-            rewards[g] = reward_value(score, recipe.reward, costs)
-            accuracy, util = accuracy + score.accuracy, util + utility(score, costs)
-        advantages = rewards - rewards.mean()
+            score = data.document_score(triples, documents[pmid])
+            rewards[k, g] = reward.value(score)
+            cells[k, g] = (score.tp, score.fp, score.fn, score.accuracy, utility(score, costs))
         if indices:
             onehot = np.eye(len(ACTIONS))[actions]  # (GROUP, candidates, 14)
-            grad += np.einsum("g,gca,cf->af", advantages, onehot - p[None], x)
-        total += rewards.sum()
-    n = len(pmids) * GROUP
-    return grad / n, total / n, accuracy / n, util / n
+            grad += np.einsum("g,gca,cf->af", rewards[k] - rewards[k].mean(), onehot - p[None], x)
+    trainable = _trainable(rewards)
+    logged = {name: float(cells[..., j].mean()) for j, name in enumerate((*CELLS, "utility"))}
+    logged |= {"reward": float(rewards.mean()), "is_trainable": float(trainable.mean())}
+    logged["zero_advantage/abstract"] = float(1 - trainable.mean())
+    return grad / rewards.size, logged
 
 
-def evaluate(w: np.ndarray, data: Data, recipe: Recipe, costs: Costs) -> dict[str, float]:
-    """Held-out official F1 of the most probable answers, the recipe's mean reward, and the N / none share."""
-    with_n = recipe.negatives != 0
+def _f1_of(data: Data, indices: list[int], chosen: np.ndarray) -> float:
+    rows = [(data.rows[i].document.pmid, data.rows[i].chemical, data.rows[i].gene, ACTIONS[a]) for i, a in
+            zip(indices, chosen, strict=True) if a != N_INDEX]  # fmt: skip
+    return data.held_out_f1(rows).f1
+
+
+def evaluate(w: np.ndarray, data: Data, recipe: Recipe, costs: Costs, rng: np.random.Generator) -> dict[str, float]:
+    """Held-out official F1 (greedy and sampled; 14 answers for every recipe), cells, mean reward, N / none share."""
     by_pmid = data.candidates(data.test)
-    rows_out, none_docs, n_answers, answers = [], 0, 0, 0
-    rewards = []
-    for document in data.test:
-        indices = by_pmid[document.pmid]
-        chosen = probabilities(w, data.x[indices], with_n).argmax(axis=1) if indices else np.array([], dtype=int)
-        triples = [
-            (data.rows[i].chemical, data.rows[i].gene, ACTIONS[a])
-            for i, a in zip(indices, chosen, strict=True)
-            if a != N_INDEX
-        ]
-        rows_out += [(document.pmid, *t) for t in triples]
-        n_answers, answers, none_docs = (
-            n_answers + int((chosen == N_INDEX).sum()),
-            answers + len(chosen),
-            none_docs + (not triples),
-        )
-        if recipe.mode == "extraction":
-            rewards.append(reward_value(score_document(triples, document), recipe.reward, costs))
-    if recipe.mode == "pair":
-        tasks = data.tasks(data.test, recipe.negatives)
-        greedy = probabilities(w, data.x[tasks], with_n).argmax(axis=1)
-        rewards = [
-            reward_value(score_pair(ACTIONS[a], data.rows[i].labels, with_no_relation=with_n), recipe.reward, costs)
-            for i, a in zip(tasks, greedy, strict=True)
-        ]
-    none_share = n_answers / max(answers, 1) if recipe.mode == "pair" else none_docs / max(len(data.test), 1)
-    return {
-        F1_KEY: official_f1(data.test, rows_out),
-        REWARD_KEY: float(np.mean(rewards)),
-        NONE_KEY: none_share,
+    indices = [i for d in data.test for i in by_pmid[d.pmid]]
+    p = probabilities(w, data.x[indices], True)
+    greedy = p.argmax(axis=1)
+    rows = [(data.rows[i].document.pmid, data.rows[i].chemical, data.rows[i].gene, ACTIONS[a]) for i, a in
+            zip(indices, greedy, strict=True) if a != N_INDEX]  # fmt: skip
+    cells = data.held_out_f1(rows)
+    n = max(len(indices), 1)
+    out = {
+        F1_KEY: cells.f1,
+        SAMPLED_KEY: _f1_of(data, indices, sample(p, rng)),
+        f"{EVAL}/metrics/official_tp/mean": cells.tp / n,
+        f"{EVAL}/metrics/official_fp/mean": cells.fp / n,
+        f"{EVAL}/metrics/official_fn/mean": cells.fn / n,
     }
+    if recipe.mode == "pair":
+        with_n = recipe.negatives != 0
+        tasks = data.tasks(data.test, recipe.negatives)
+        answers = probabilities(w, data.x[tasks], with_n).argmax(axis=1)
+        table = data.table(with_n, reward=Reward(recipe.reward, costs))
+        out[REWARD_KEY] = float(table[data.key[tasks], answers].mean())
+        out[NONE_KEY] = float((greedy == N_INDEX).mean()) if indices else 0.0
+        if not with_n:
+            out[NO_N_KEY] = _f1_of(data, indices, p[:, :N_INDEX].argmax(axis=1))
+    else:
+        reward, values, empty = Reward(recipe.reward, costs), [], 0
+        stated = {(r[0], r[1], r[2]): r[3] for r in rows}
+        for document in data.test:
+            triples = [(c, g, t) for (pmid, c, g), t in stated.items() if pmid == document.pmid]
+            values.append(reward.value(data.document_score(triples, document)))
+            empty += not triples
+        out[REWARD_KEY] = float(np.mean(values))
+        out[NONE_KEY] = empty / max(len(data.test), 1)
+    return out
 
 
 def train(
-    data: Data, w0: np.ndarray, recipe: Recipe, seed: int, settings: Settings, out: Path, costs: Costs
+    data: Data,
+    w0: np.ndarray,
+    recipe: Recipe,
+    seed: int,
+    settings: Settings,
+    out: Path,
+    costs: Costs,
 ) -> dict[str, Any]:
-    """One GRPO run; writes ``out/metrics.jsonl`` and returns its first evaluation and the mean of its last
-    quarter of evaluations (``TAIL``: one held-out evaluation of about 100 abstracts is noisy)."""
-    rng = np.random.default_rng(seed)
+    """One GRPO run at ``costs`` (the adaptive recipe starts there); writes ``out/metrics.jsonl`` and returns its
+    first evaluation and the mean of its last quarter of evaluations (one held-out evaluation is noisy)."""
+    rng, eval_rng = np.random.default_rng(seed), np.random.default_rng(10_000 + seed)
     w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
     tasks = data.tasks(data.train, recipe.negatives) if recipe.mode == "pair" else []
     by_pmid = data.candidates(data.train) if recipe.mode == "extraction" else {}
     out.mkdir(parents=True, exist_ok=True)
-    evals = []
+    evals, running, trainable, progress, rollouts = [], np.zeros(3), [], [], 0.0
+    sampler = new_sampler(recipe, tasks, seed) if recipe.mode == "pair" else None
+    prompts = min(settings.pair_prompts, len(tasks)) if recipe.mode == "pair" else min(settings.documents, len(by_pmid))
+    per_step = float(GROUP * prompts)
     start = time.time()
     with (out / "metrics.jsonl").open("w", encoding="utf-8") as log:
         for step in range(settings.steps + 1):
             line: dict[str, Any] = {"step": step, "time": round(time.time() - start, 3)}
             if step % settings.eval_every == 0 or step == settings.steps:
-                evals.append({"step": step, **evaluate(w, data, recipe, costs)})
+                evals.append({"step": step, **evaluate(w, data, recipe, costs, eval_rng)})
+                progress.append((step, rollouts, evals[-1][F1_KEY]))
                 line.update(evals[-1])
             if step < settings.steps:
-                if recipe.mode == "pair":
-                    grad, reward, accuracy, util = pair_step(w, data, recipe, costs, tasks, settings, rng)
+                if recipe.mode == "pair" and (recipe.gate or sampler is not None):
+                    grad, logged = curriculum_pair_step(w, data, recipe, costs, tasks, settings, rng, sampler)
+                elif recipe.mode == "pair":
+                    grad, logged = pair_step(w, data, recipe, costs, tasks, settings, rng)
                 else:
-                    grad, reward, accuracy, util = extraction_step(w, data, recipe, costs, by_pmid, settings, rng)
+                    grad, logged = extraction_step(w, data, recipe, costs, by_pmid, settings, rng)
                 m = 0.9 * m + 0.1 * grad
                 v = 0.999 * v + 0.001 * grad**2
                 w += settings.lr * (m / (1 - 0.9 ** (step + 1))) / (np.sqrt(v / (1 - 0.999 ** (step + 1))) + 1e-8)
-                line.update(
-                    {
-                        f"{AGENT}/reward/mean": reward,
-                        f"{AGENT}/rewards/accuracy/mean": accuracy,
-                        f"{AGENT}/rewards/utility/mean": util,
-                    }
-                )
+                line.update(_step_keys(logged, costs))
+                trainable.append(logged["is_trainable"])
+                rollouts += logged.get("rollouts", per_step)
+                running = RUNNING * running + (1 - RUNNING) * np.array([logged[c] for c in CELLS[:3]])
+                if recipe.cost == "adaptive":
+                    tp, fp, fn = running / (1 - RUNNING ** (step + 1))
+                    costs = Costs(calibrated_fp(2 * tp / max(2 * tp + fp + fn, 1e-9), costs.fn), costs.fn)
             log.write(json.dumps(line) + "\n")
     tail = evals[-max(1, len(evals) // TAIL) :]
     last = {key: float(np.mean([e[key] for e in tail])) for key in evals[-1] if key != "step"}
-    return {"recipe": recipe.name, "seed": seed, "first": evals[0], "last": last | {"from_step": tail[0]["step"]}}
+    return {
+        "recipe": recipe.name,
+        "policy_class": data.policy_class,
+        "split": data.split,
+        "seed": seed,
+        "first": evals[0],
+        "last": last | {"from_step": tail[0]["step"]},
+        "is_trainable": float(np.mean(trainable)) if trainable else None,
+        "end_fp_cost": costs.fp,
+        "progress": progress,
+        "rollouts": rollouts,
+    }
 
 
-def summarise(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    table = []
-    for recipe in RECIPES:
-        runs = [r for r in results if r["recipe"] == recipe.name]
-        if not runs:
-            continue
-        f1 = np.array([r["last"][F1_KEY] for r in runs])
-        none = np.array([r["last"][NONE_KEY] for r in runs])
-        table.append(
-            {
-                "recipe": recipe.name,
-                "seeds": len(runs),
-                "start_f1": runs[0]["first"][F1_KEY],
-                "start_none": runs[0]["first"][NONE_KEY],
-                "f1_mean": float(f1.mean()),
-                "f1_sd": float(f1.std(ddof=1)) if len(f1) > 1 else 0.0,
-                "f1_min": float(f1.min()),
-                "f1_max": float(f1.max()),
-                "none_mean": float(none.mean()),
-                "reward_mean": float(np.mean([r["last"][REWARD_KEY] for r in runs])),
-            }
-        )
-    return table
+def _step_keys(logged: dict[str, float], costs: Costs) -> dict[str, float]:
+    keys = {f"{AGENT}/reward/mean": logged["reward"], TRAINABLE_KEY: logged["is_trainable"]}
+    keys |= {f"{AGENT}/rewards/accuracy/mean": logged["correct"], f"{AGENT}/rewards/utility/mean": logged["utility"]}
+    keys |= {f"{AGENT}/metrics/{name}/mean": logged[name] for name in CELLS}
+    keys |= {f"{AGENT}/{k}/mean": value for k, value in logged.items() if k.startswith("zero_advantage/")}
+    if "is_admitted" in logged:
+        keys[f"{AGENT}/is_admitted/mean"] = logged["is_admitted"]
+        keys[f"{AGENT}/rollouts_generated"] = logged["rollouts"]
+    keys[f"{AGENT}/metrics/fp_cost/mean"] = costs.fp
+    return keys
 
 
-COMPARISONS = (
-    ("pair-utility-all", "pair-accuracy-all"),
-    ("pair-utility-all", "pair-accuracy-neg0"),
-    ("extraction-utility", "extraction-accuracy"),
-)
+def run_unit(
+    documents: Sequence[Document],
+    recipes: Sequence[Recipe],
+    policy_class: str,
+    split: int,
+    settings: Settings,
+    out: Path,
+    corpus: Corpus | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every recipe on one split for one policy class (one warm start, one calibration): the runs and the
+    calibration record."""
+    with single_thread():
+        corpus = corpus or Corpus.of(documents, [policy_class])
+        default = Costs()
+        data = prepare(documents, split, policy_class, corpus)
+        w0, tau = warm_start(data)
+        f0, fp0 = step0_cost(corpus, data, default)
+        results = []
+        for recipe in recipes:
+            costs = default if recipe.cost == "default" else Costs(fp0, default.fn)
+            results.append(train(data, w0, recipe, split, settings, out / policy_class / f"{recipe.name}-split{split}",
+                                 costs))  # fmt: skip
+    return results, {"policy_class": policy_class, "split": split, "temperature": tau,
+                     "step0_f1_train_folds": f0, "fp_calibrated": fp0}  # fmt: skip
 
 
-def comparisons(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per pair of recipes: the difference of their mean end F1, and whether their seeds' ranges are disjoint (the
-    sandbox separates the two rewards beyond the seed spread)."""
-    rows = {t["recipe"]: t for t in table}
-    out = []
-    for a, b in COMPARISONS:
-        if a in rows and b in rows:
-            x, y = rows[a], rows[b]
-            separated = x["f1_min"] > y["f1_max"] or y["f1_min"] > x["f1_max"]
-            out.append({"a": a, "b": b, "difference": x["f1_mean"] - y["f1_mean"], "separated": separated})
-    return out
-
-
-def format_summary(table: list[dict[str, Any]]) -> str:
-    out = [
-        f"{'recipe':<22}{'seeds':>6}{'F1 start':>10}{'F1 end (mean +- sd, min-max)':>34}"
-        f"{'N/none start':>14}{'N/none end':>12}"
-    ]
-    for t in table:
-        spread = f"{t['f1_mean']:.3f} +- {t['f1_sd']:.3f} ({t['f1_min']:.3f}-{t['f1_max']:.3f})"
-        out.append(
-            f"{t['recipe']:<22}{t['seeds']:>6}{t['start_f1']:>10.3f}{spread:>34}{t['start_none']:>14.3f}{t['none_mean']:>12.3f}"
-        )
-    return "\n".join(out)
+def run_all(
+    documents: Sequence[Document],
+    recipes: Sequence[Recipe],
+    classes: Sequence[str],
+    splits: int,
+    settings: Settings,
+    out: Path,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Every (policy class, split, recipe) run, ``jobs`` (class, split) units at a time; the same results, in the
+    same order, for any ``jobs``."""
+    units = [(c, s) for c in classes for s in range(splits)]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            done = list(pool.map(run_unit, *zip(*[(documents, recipes, c, s, settings, out) for c, s in units],
+                                                 strict=True)))  # fmt: skip
+    else:
+        corpus = Corpus.of(documents, classes)
+        done = [run_unit(documents, recipes, c, s, settings, out, corpus) for c, s in units]
+    return {"runs": [r for runs, _ in done for r in runs], "calibration": [cal for _, cal in done]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rl_sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
-    parser.add_argument("--out", required=True, help="directory for one prime-rl style run directory per recipe/seed")
-    parser.add_argument("--seeds", type=positive_int, default=6)
+    parser.add_argument("--out", required=True, help="directory for one prime-rl style run directory per run")
+    parser.add_argument(
+        "--splits", type=positive_int, default=10, help="PMID splits (the run's seed is its split number)"
+    )
     parser.add_argument("--steps", type=positive_int, default=Settings.steps)
     parser.add_argument("--eval-every", type=positive_int, default=Settings.eval_every)
-    parser.add_argument("--recipes", nargs="+", choices=[r.name for r in RECIPES], default=[r.name for r in RECIPES])
-    parser.add_argument("--smoke", action="store_true", help="a few steps, one seed: a test-sized run")
+    parser.add_argument("--recipes", nargs="+", choices=list(BY_NAME), default=list(DEFAULT_RECIPES))
+    parser.add_argument("--classes", nargs="+", choices=POLICY_CLASSES, default=list(POLICY_CLASSES))
+    parser.add_argument(
+        "--jobs", type=positive_int, default=1, help="processes, one (class, split) each (same results)"
+    )
+    parser.add_argument(
+        "--smoke", "--quick", action="store_true", help="4 steps, one split, cues, every recipe: a test-sized run"
+    )
     add_overwrite(parser)
     args = parser.parse_args(argv)
-    settings = Settings(steps=4, eval_every=2) if args.smoke else Settings(steps=args.steps, eval_every=args.eval_every)
-    seeds = 1 if args.smoke else args.seeds
-    runs = [f"{recipe.name}-seed{seed}" for recipe in RECIPES if recipe.name in args.recipes for seed in range(seeds)]
+    if args.smoke:
+        settings, splits, classes = Settings(steps=4, eval_every=2), 1, ["cues"]
+    else:
+        settings, splits, classes = Settings(steps=args.steps, eval_every=args.eval_every), args.splits, args.classes
+    recipes = list(RECIPES) if args.smoke else [BY_NAME[name] for name in args.recipes]
+    runs = [f"{c}/{recipe.name}-split{split}" for c in classes for split in range(splits) for recipe in recipes]
     check_run_folders(parser.prog, "--out", args.out, runs, inputs=[args.data_path], overwrite=args.overwrite)
     what = "the RL sandbox"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
     check_held_out(parser.prog, args.data_path, documents, what=what)
-    with too_small(parser.prog, what):
-        data = prepare(documents)
-        w0, tau = warm_start(data)
-    costs = Costs()
     out = Path(args.out)
-    results = [
-        train(data, w0, recipe, seed, settings, out / f"{recipe.name}-seed{seed}", costs)
-        for recipe in RECIPES
-        if recipe.name in args.recipes
-        for seed in range(seeds)
-    ]
-    table = summarise(results)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = usage.ru_utime + usage.ru_stime
-    print(format_summary(table))
-    for c in comparisons(table):
-        verdict = "separated beyond the seed spread" if c["separated"] else "NOT separated: the seed ranges overlap"
-        print(f"{c['a']} - {c['b']}: end F1 {c['difference']:+.3f}, {verdict}")
-    print(f"warm start temperature {tau:.3f}; costs fp={costs.fp:g} fn={costs.fn:g}; {cpu:.1f} CPU seconds")
-    summary = {
-        "settings": vars(settings) | {"seeds": seeds},
-        "temperature": tau,
-        "cpu_seconds": cpu,
-        "table": table,
-        "comparisons": comparisons(table),
-        "runs": results,
-    }
+    with too_small(parser.prog, what):
+        result = run_all(documents, recipes, classes, splits, settings, out, args.jobs)
+    cpu = sum(
+        u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
+    report = sim_report.summarise(result["runs"], result["calibration"], recipes)
+    print(sim_report.format_report(report))
+    print(f"costs: default fp={Costs().fp:g} fn={Costs().fn:g}; {cpu:.1f} CPU seconds")
+    summary = {"settings": vars(settings) | {"splits": splits, "classes": classes}, "cpu_seconds": cpu}
     out.mkdir(parents=True, exist_ok=True)  # checked writable before any work (check_run_folders)
-    write_json(summary, out / "summary.json", indent=1)
+    write_json(summary | report | result, str(out / "summary.json"), indent=1)
     return 0
 
 

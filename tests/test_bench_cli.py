@@ -155,7 +155,7 @@ def test_rl_sim_never_replaces_a_run_and_never_writes_into_its_data(
     assert refusal(rl_sim.main, ["--data-path", str(data), "--smoke", "--out", str(data), "--overwrite"], capsys) == (
         f"python -m bench.rl_sim: error: --out {data}: this is an input of the command ({data})"
     )
-    earlier = data.parent / "rl" / "pair-accuracy-neg0-seed0"
+    earlier = data.parent / "rl" / "cues" / "pair-accuracy-neg0-split0"
     earlier.mkdir(parents=True)
     (earlier / "metrics.jsonl").write_bytes(b'{"step": 1}\n')
     line = refusal(
@@ -276,10 +276,10 @@ def test_counts_of_the_sandbox_and_the_eval_size_are_checked_first(
     """``--seeds 0`` once ended in a FileNotFoundError after the work (no run folder, no out folder), ``--tasks -5``
     in an IndexError."""
     with pytest.raises(SystemExit) as exit_:
-        rl_sim.main(["--data-path", str(data), "--out", str(data.parent / "rl"), "--seeds", "0"])
+        rl_sim.main(["--data-path", str(data), "--out", str(data.parent / "rl"), "--splits", "0"])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.endswith(
-        "python -m bench.rl_sim: error: argument --seeds: expected a whole number >= 1, got '0'\n"
+        "python -m bench.rl_sim: error: argument --splits: expected a whole number >= 1, got '0'\n"
     )
     eval_size = load_script("eval_size")
     assert refusal(lambda a: eval_size.main(list(a)), ["--data-path", str(data), "--tasks", "100", "-5"], capsys) == (

@@ -1,9 +1,11 @@
-"""The alignment evidence (``bench.alignment``, ``bench.decision``, ``bench.rl_sim``) on the fixture.
+"""The alignment evidence (``bench.alignment``, ``bench.operating_points``, ``bench.decision``, ``bench.rl_sim``) on
+the fixture.
 
 The orderings the README's tables rest on, pinned on ``tests/fixtures/drugprot_fixture.jsonl``: every reward ranks
 the policy family as the official micro-F1 does up to the listed Spearman, no degenerate policy outranks the
-lexical baseline; the decision rules on hand-made probabilities; and a tiny sandbox run whose ``metrics.jsonl``
-``drugprot curves`` reads.
+lexical baseline; the calibrated cost and the agreement around operating points; the decision rules on hand-made
+probabilities, constants chosen on training folds only; and a tiny sandbox run whose ``metrics.jsonl`` carries the
+official cells, ``correct`` and ``is_trainable`` that ``drugprot curves`` reads.
 """
 
 from __future__ import annotations
@@ -14,9 +16,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import alignment, decision, rl_sim
-from bench.evidence import N_INDEX, load, reward_value, score_document, score_pair
-from drugprot.core.rewards import Costs
+from bench import alignment, decision, operating_points, rl_sim
+from bench.evidence import (
+    N_INDEX,
+    calibrated_fp,
+    folds,
+    load,
+    reward_value,
+    score_document,
+    score_pair,
+    split_by_pmid,
+    stable_unit,
+)
+from drugprot.core.rewards import Costs, Reward
 from drugprot.evaluation.curves import read_metrics
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "drugprot_fixture.jsonl")
@@ -125,19 +137,120 @@ def test_the_per_document_f1_rule_answers_none_when_likely_empty() -> None:
     assert decision.expected_f1_prefix(unlikely, rng).tolist() == [N_INDEX]
 
 
-def test_a_sandbox_run_writes_metrics_drugprot_curves_reads(tmp_path: Path) -> None:
-    assert rl_sim.main(["--data-path", FIXTURE, "--out", str(tmp_path), "--smoke"]) == 0
+def test_the_calibrated_cost_puts_the_threshold_at_half_the_f1() -> None:
+    assert calibrated_fp(0.4) == pytest.approx(0.5)
+    assert calibrated_fp(0.3) == pytest.approx(0.6 / 1.7)
+    assert calibrated_fp(0.6) == pytest.approx(1.2 / 1.4)
+    for f1 in (0.2, 0.3, 0.5, 0.7):
+        assert Costs(calibrated_fp(f1, 2.0), 2.0).threshold == pytest.approx(f1 / 2)
+
+
+def test_splits_vary_the_held_out_abstracts_and_folds_stay_inside_train() -> None:
+    documents = load(FIXTURE)
+    train, test = split_by_pmid(documents)  # split 0: the single split of the earlier figures
+    assert [d.pmid for d in test] == [d.pmid for d in documents if stable_unit(f"split:{d.pmid}") < 0.3]
+    assert [d.pmid for d in test] == ["90000001", "90000002", "90000006", "90000007", "90000009"]
+    assert [d.pmid for d in split_by_pmid(documents, split=1)[1]] == ["90000003", "90000005", "90000008"]
+    assert folds(train, 3, 0) == [1, 2, 2, 2]
+
+
+def test_constants_are_chosen_on_out_of_fold_decisions_of_the_train_abstracts() -> None:
+    documents = load(FIXTURE)
+    pairs = decision.Pairs.of(documents, ["cues"])
+    train, test = split_by_pmid(documents)
+    oof = decision.cross_fit(pairs, "cues", train, 0, 2, 1.0)
+    assert {r.document.pmid for r in oof.rows} <= {d.pmid for d in train}
+    assert not {r.document.pmid for r in oof.rows} & {d.pmid for d in test}
+    result = decision.analysis(documents, Costs(), splits=2, k=2, classes=["cues"])
+    block = result["classes"]["cues"]
+    assert [r["split"] for r in block["runs"]] == [0, 1]
+    assert block["summary"]["fp_cv_chosen"] == [0.05, 0.75]
+    assert set(block["summary"]["rules"]) == set(decision.RULES)
+    assert round(block["summary"]["rules"]["oracle"]["f1"]["mean"], 3) == 0.291
+
+
+def test_agreement_counts_pairs_ordered_like_f1() -> None:
+    assert operating_points.agreement([0.1, 0.2, 0.3], [1.0, 2.0, 3.0]) == 1.0
+    assert operating_points.agreement([0.1, 0.2, 0.3], [1.0, 3.0, 2.0]) == pytest.approx(2 / 3)
+    assert operating_points.agreement([0.1, 0.2, 0.2], [1.0, 1.0, 5.0]) == 0.5  # a tie counts against; equal F1 skipped
+
+
+def test_the_calibrated_utility_ranks_nearby_policies_like_f1() -> None:
+    result = operating_points.operating_points(load(FIXTURE), points=(0.3, 0.5))
+    agreement = {
+        p["point"]: {name.split(" (")[0]: r["agreement"] for name, r in p["rewards"].items()} for p in result["points"]
+    }
+    assert [len(p["policies"]) for p in result["points"]] == [24, 24]
+    assert all(abs(q["f1"] - p["point"]) <= 0.05 for p in result["points"] for q in p["policies"])
+    assert round(agreement[0.3]["utility fp=0.353"], 3) == 1.0
+    assert round(agreement[0.3]["utility fp=0.5"], 3) == 0.963
+    assert round(agreement[0.5]["utility fp=0.667"], 3) == 0.977
+    assert round(agreement[0.5]["utility fp=0.5"], 3) == 0.931
+    assert round(agreement[0.5]["accuracy, negatives=all"], 3) == 0.651
+
+
+def test_the_reward_tables_are_the_environments_rewards() -> None:
+    data = rl_sim.prepare(load(FIXTURE))
+    for with_n in (True, False):
+        for reward in (Reward("utility", Costs(0.37, 1.3)), Reward("accuracy")):
+            table = data.table(with_n, reward=reward)
+            expected = [[reward.value(s) for s in row] for row in data.scores(with_n)]
+            assert np.abs(table - np.array(expected)).max() < 1e-12
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sim")
+    assert rl_sim.main(["--data-path", FIXTURE, "--out", str(out), "--smoke"]) == 0
+    return out
+
+
+def test_a_sandbox_run_writes_metrics_drugprot_curves_reads(smoke: Path) -> None:
+    tmp_path = smoke
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert [row["recipe"] for row in summary["table"]] == [r.name for r in rl_sim.RECIPES]
-    start = {row["recipe"]: row["start_f1"] for row in summary["table"]}
-    assert start["pair-accuracy-neg0"] == pytest.approx(4 / 19)  # N not offered: every candidate gets a type
-    assert start["pair-utility-all"] == pytest.approx(2 / 19)
-    run = read_metrics(tmp_path / "pair-utility-all-seed0")
+    table = summary["classes"]["cues"]["table"]
+    assert [row["recipe"] for row in table] == [r.name for r in rl_sim.RECIPES]
+    start = {row["recipe"]: row["start_f1"]["mean"] for row in table}
+    assert all(v == pytest.approx(2 / 19) for v in start.values())  # every recipe answers with the same 14 options
+    run = read_metrics(tmp_path / "cues" / "pair-utility-all-split0")
     assert run.skipped == [] and run.steps == 5
     assert [s for s, _ in run.curves[("eval/heldout", "agent", "official F1")]] == [0, 2, 4]
     assert [s for s, _ in run.curves[("eval/heldout", "agent", "N / none share")]] == [0, 2, 4]
     assert [s for s, _ in run.curves[("train/agg", "agent", "reward")]] == [0, 1, 2, 3]
-    assert [s for s, _ in run.curves[("train/agg", "agent", "accuracy")]] == [0, 1, 2, 3]
+    assert [s for s, _ in run.curves[("train/agg", "agent", "accuracy reward")]] == [0, 1, 2, 3]
+    assert [s for s, _ in run.curves[("train/agg", "agent", "utility reward")]] == [0, 1, 2, 3]
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_the_sandbox_logs_the_official_cells_correct_and_is_trainable(smoke: Path) -> None:
+    tmp_path = smoke
+    agent, held = "train/agg/effective/agent", "eval/heldout/effective/agent"
+    for recipe in rl_sim.RECIPES:
+        lines = _lines(tmp_path / "cues" / f"{recipe.name}-split0")
+        for line in lines[:-1]:  # every training step
+            for name in ("official_tp", "official_fp", "official_fn", "correct"):
+                assert line[f"{agent}/metrics/{name}/mean"] >= 0
+            assert 0 <= line[f"{agent}/is_trainable/mean"] <= 1
+        for line in lines[::2]:  # every evaluation: F1 from the mean cells is the official F1, exactly
+            tp, fp, fn = (line[f"{held}/metrics/official_{c}/mean"] for c in ("tp", "fp", "fn"))
+            assert 2 * tp / (2 * tp + fp + fn) == pytest.approx(line[f"{held}/metrics/official_f1/mean"])
+
+
+def test_the_adaptive_cost_follows_the_running_f1_of_the_training_rollouts(smoke: Path) -> None:
+    tmp_path = smoke
+    agent = "train/agg/effective/agent"
+    lines = _lines(tmp_path / "cues" / "pair-utility-adaptive-split0")[:-1]
+    fixed = _lines(tmp_path / "cues" / "pair-utility-calibrated-split0")[:-1]
+    assert {line[f"{agent}/metrics/fp_cost/mean"] for line in fixed} == {lines[0][f"{agent}/metrics/fp_cost/mean"]}
+    running = np.zeros(3)
+    for step, (line, after) in enumerate(zip(lines, lines[1:], strict=False)):
+        cells = np.array([line[f"{agent}/metrics/official_{c}/mean"] for c in ("tp", "fp", "fn")])
+        running = rl_sim.RUNNING * running + (1 - rl_sim.RUNNING) * cells
+        tp, fp, fn = running / (1 - rl_sim.RUNNING ** (step + 1))
+        assert after[f"{agent}/metrics/fp_cost/mean"] == pytest.approx(calibrated_fp(2 * tp / (2 * tp + fp + fn)))
 
 
 @pytest.mark.parametrize("recipe", [r for r in rl_sim.RECIPES if r.negatives != 0], ids=lambda r: r.name)
@@ -151,7 +264,7 @@ def test_a_group_that_answers_alike_gets_no_gradient(recipe: rl_sim.Recipe) -> N
     work = data.tasks(data.train, recipe.negatives) if recipe.mode == "pair" else data.candidates(data.train)
     always = np.zeros((14, data.x.shape[1]))
     always[4, 0] = 100.0  # the bias column: INHIBITOR everywhere
-    grad, *_ = step(always, data, recipe, costs, work, settings, np.random.default_rng(0))
-    assert not grad.any()
-    grad, *_ = step(np.zeros_like(always), data, recipe, costs, work, settings, np.random.default_rng(0))
-    assert grad.any()
+    grad, logged = step(always, data, recipe, costs, work, settings, np.random.default_rng(0))
+    assert not grad.any() and logged["is_trainable"] == 0.0
+    grad, logged = step(np.zeros_like(always), data, recipe, costs, work, settings, np.random.default_rng(0))
+    assert grad.any() and logged["is_trainable"] > 0

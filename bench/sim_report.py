@@ -1,0 +1,216 @@
+"""The tables of ``bench.rl_sim``: per policy class and recipe, the spread over PMID splits of the held-out official
+F1 (greedy and sampled) at the start and the end of training; paired differences to the default recipe; the
+step-0 calibration; whether the adaptive cost beats the calibrated fixed one beyond the split-to-split spread; and
+whether the two policy classes rank the recipes alike."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scipy.stats import spearmanr
+
+from bench.evidence import calibrated_fp, show, spread
+
+F1 = "eval/heldout/effective/agent/metrics/official_f1/mean"
+SAMPLED = "eval/heldout/effective/agent/metrics/official_f1_sampled/mean"
+NONE = "eval/heldout/effective/agent/metrics/none_share/mean"
+NO_N = "eval/heldout/effective/agent/metrics/official_f1_without_n/mean"
+REFERENCE = "pair-utility-all"
+"""The default recipe's reward (utility at the default costs, ``negatives="all"``): every other is compared to it."""
+
+
+def _by_split(runs: Sequence[dict[str, Any]], recipe: str, policy_class: str) -> dict[int, dict[str, Any]]:
+    return {r["split"]: r for r in runs if r["recipe"] == recipe and r["policy_class"] == policy_class}
+
+
+def _paired(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]], key: str) -> dict[str, Any] | None:
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    diff = [a[s]["last"][key] - b[s]["last"][key] for s in common]
+    return spread(diff) | {"ahead": sum(d > 0 for d in diff)}
+
+
+SMOOTH = 3
+"""Rollouts to a target: the first evaluation at which the mean F1 of it and the previous ``SMOOTH - 1`` reaches it."""
+
+
+def rollouts_to(progress: Sequence[Sequence[float]], target: float) -> float | None:
+    """Rollouts generated before the first evaluation whose smoothed held-out F1 reaches ``target`` (None: never)."""
+    for i in range(len(progress)):
+        window = [p[2] for p in progress[max(0, i - SMOOTH + 1) : i + 1]]
+        if len(window) == SMOOTH and sum(window) / SMOOTH >= target:
+            return float(progress[i][1])
+    return None
+
+
+def _to_target(mine: dict[int, dict[str, Any]], reference: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
+    """Per split, rollouts to the reference recipe's end F1 (its last-quarter mean) and the reference's own."""
+    common = sorted(set(mine) & set(reference))
+    if not common or "progress" not in mine[common[0]]:
+        return None
+    pairs = [(rollouts_to(mine[s]["progress"], reference[s]["last"][F1]),
+              rollouts_to(reference[s]["progress"], reference[s]["last"][F1])) for s in common]  # fmt: skip
+    reached = [(a, b) for a, b in pairs if a is not None and b is not None]
+    out: dict[str, Any] = {"reached": sum(a is not None for a, _ in pairs), "n": len(pairs)}
+    if reached:
+        out["rollouts"] = spread([a for a, _ in reached])
+        out["reference_rollouts"] = spread([b for _, b in reached])
+        out["speedup"] = spread([b / a for a, b in reached if a > 0])
+    out["total_rollouts"] = spread([mine[s]["rollouts"] for s in common])
+    return out
+
+
+def summarise(
+    runs: Sequence[dict[str, Any]], calibration: Sequence[dict[str, Any]], recipes: Sequence[Any]
+) -> dict[str, Any]:
+    classes = list(dict.fromkeys(r["policy_class"] for r in runs))
+    out: dict[str, Any] = {"classes": {}}
+    for policy_class in classes:
+        table = []
+        reference = _by_split(runs, REFERENCE, policy_class)
+        for recipe in recipes:
+            mine = _by_split(runs, recipe.name, policy_class)
+            if not mine:
+                continue
+            ordered = [mine[s] for s in sorted(mine)]
+            row = {
+                "recipe": recipe.name,
+                "splits": len(ordered),
+                "start_f1": spread([r["first"][F1] for r in ordered]),
+                "end_f1": spread([r["last"][F1] for r in ordered]),
+                "end_f1_sampled": spread([r["last"][SAMPLED] for r in ordered]),
+                "end_none": spread([r["last"][NONE] for r in ordered]),
+                "is_trainable": spread([r["is_trainable"] for r in ordered]),
+                "end_fp_cost": spread([r["end_fp_cost"] for r in ordered]),
+                "minus_reference": _paired(mine, reference, F1) if recipe.name != REFERENCE else None,
+                "minus_reference_sampled": _paired(mine, reference, SAMPLED) if recipe.name != REFERENCE else None,
+            }
+            row["to_reference_f1"] = _to_target(mine, reference) if reference else None
+            if NO_N in ordered[0]["last"]:
+                row["end_f1_without_n"] = spread([r["last"][NO_N] for r in ordered])
+            table.append(row)
+        cal = [c for c in calibration if c["policy_class"] == policy_class]
+        start = [r["first"][F1] for r in runs if r["policy_class"] == policy_class and r["recipe"] == recipes[0].name]
+        block: dict[str, Any] = {
+            "table": table,
+            "step0_f1_train_folds": spread([c["step0_f1_train_folds"] for c in cal]),
+            "fp_calibrated": spread([c["fp_calibrated"] for c in cal]),
+            "temperature": spread([c["temperature"] for c in cal]),
+            "step0_f1_held_out": spread(start),
+            "fp_from_held_out_step0": spread([calibrated_fp(f) for f in start]),
+        }
+        adaptive = _by_split(runs, "pair-utility-adaptive", policy_class)
+        fixed = _by_split(runs, "pair-utility-calibrated", policy_class)
+        if adaptive and fixed:
+            diff = _paired(adaptive, fixed, F1)
+            spread_fixed = spread([r["last"][F1] for r in fixed.values()])["sd"]
+            block["adaptive_vs_calibrated"] = diff | {
+                "split_sd_of_calibrated": spread_fixed,
+                "beyond_spread": bool(diff is not None and diff["mean"] > spread_fixed),
+            }
+        out["classes"][policy_class] = block
+    if len(classes) == 2:
+        names = [t["recipe"] for t in out["classes"][classes[0]]["table"]]
+        means = [[t["end_f1"]["mean"] for t in out["classes"][c]["table"]] for c in classes]
+        if len(names) > 2 and all(len(m) == len(names) for m in means):
+            out["rank_agreement"] = float(spearmanr(means[0], means[1]).statistic)
+    return out
+
+
+def _diff(d: dict[str, Any] | None) -> str:
+    return "(reference)" if d is None else f"{show(d)} [{d['ahead']}/{d['n']} ahead]"
+
+
+def format_report(report: dict[str, Any]) -> str:
+    out: list[str] = []
+    for policy_class, block in report["classes"].items():
+        out += [
+            f"policy class '{policy_class}': warm-start temperature {show(block['temperature'])}",
+            f"  step-0 F1 on the train folds {show(block['step0_f1_train_folds'])} -> calibrated fp_cost "
+            f"{show(block['fp_calibrated'])}; step-0 held-out F1 {show(block['step0_f1_held_out'])} -> fp "
+            f"{show(block['fp_from_held_out_step0'])}",
+            f"  {'recipe':<26}{'F1 start':>32}{'F1 end, greedy':>32}{'F1 end, sampled':>32}"
+            f"{'end - ' + REFERENCE + ' (greedy)':>48}{'N/none end':>12}{'trainable':>11}",
+        ]
+        for t in block["table"]:
+            out.append(
+                f"  {t['recipe']:<26}{show(t['start_f1']):>32}{show(t['end_f1']):>32}{show(t['end_f1_sampled']):>32}"
+                f"{_diff(t['minus_reference']):>48}{t['end_none']['mean']:>12.3f}{t['is_trainable']['mean']:>11.3f}"
+            )
+            if "end_f1_without_n" in t:
+                out.append(f"  {'':<26}(as trained, N not offered: F1 end {show(t['end_f1_without_n'])})")
+        for t in block["table"]:
+            r = t.get("to_reference_f1")
+            if r and "rollouts" in r:
+                out.append(
+                    f"  {t['recipe']:<26}rollouts to {REFERENCE}'s end F1 (reached on {r['reached']}/{r['n']} splits): "
+                    f"{show(r['rollouts'], 0)} vs {show(r['reference_rollouts'], 0)}; "
+                    f"speed-up {show(r['speedup'], 2)}; "
+                    f"rollouts in the run {show(r['total_rollouts'], 0)}"
+                )
+        if "adaptive_vs_calibrated" in block:
+            a = block["adaptive_vs_calibrated"]
+            verdict = "beyond" if a["beyond_spread"] else "NOT beyond"
+            out.append(
+                f"  adaptive - calibrated fixed cost, end F1: {show(a)} ({a['ahead']}/{a['n']} splits ahead); "
+                f"{verdict} the calibrated recipe's split-to-split sd {a['split_sd_of_calibrated']:.3f}"
+            )
+        out.append("")
+    if "rank_agreement" in report:
+        rho = report["rank_agreement"]
+        out.append(f"Spearman of the recipes' mean end F1 between the two policy classes: {rho:.3f}")
+    return "\n".join(out)
+
+
+WASTE_KEYS = {
+    "rollouts in zero-advantage groups": "train/agg/effective/agent/is_trainable/mean",
+    "positive pairs: zero-advantage groups": "train/agg/effective/agent/zero_advantage/positive/mean",
+    "NO-RELATION pairs: zero-advantage groups": "train/agg/effective/agent/zero_advantage/negative/mean",
+    "abstracts: zero-advantage groups": "train/agg/effective/agent/zero_advantage/abstract/mean",
+}
+
+
+def waste(run_dirs: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per measure (``WASTE_KEYS``): its mean over the first 10 %, the middle and the last 10 % of each run's steps,
+    then the spread over runs (``is_trainable`` turned into the share of rollouts in zero-advantage groups)."""
+    phases: dict[str, dict[str, list[float]]] = {name: {"first": [], "middle": [], "last": []} for name in WASTE_KEYS}
+    for run in run_dirs:
+        lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if x]
+        for name, key in WASTE_KEYS.items():
+            values = [line[key] for line in lines if key in line]
+            if not values:
+                continue
+            if key.endswith("is_trainable/mean"):
+                values = [1 - v for v in values]
+            tenth = max(1, len(values) // 10)
+            for phase, part in (("first", values[:tenth]), ("middle", values[tenth:-tenth]), ("last", values[-tenth:])):
+                if part:
+                    phases[name][phase].append(sum(part) / len(part))
+    return {name: {p: spread(v) for p, v in by.items() if v} for name, by in phases.items() if by["first"]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.sim_report", description="zero-advantage shares of bench.rl_sim runs, by task kind"
+    )
+    parser.add_argument("out", help="an rl_sim --out directory")
+    args = parser.parse_args(argv)
+    root = Path(args.out)
+    for class_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        recipes = sorted({d.name.rsplit("-split", 1)[0] for d in class_dir.iterdir() if d.is_dir()})
+        for recipe in recipes:
+            runs = sorted(class_dir.glob(f"{recipe}-split*"))
+            print(f"{class_dir.name} {recipe} ({len(runs)} runs): first 10 % / middle / last 10 % of steps")
+            for name, by in waste(runs).items():
+                print(f"    {name:<42}" + "   ".join(f"{show(by[p])}" for p in ("first", "middle", "last") if p in by))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
