@@ -758,6 +758,31 @@ def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
 OFFICIAL_EVAL = CONFIGS / "eval" / "official.toml"
 
 
+def readme_final_eval_commands() -> list[list[str]]:
+    """The ``uv run vf-eval @ configs/eval/official.toml ...`` lines of configs/README.md's "Evaluating it", as
+    argv after ``uv run`` (how the final adapter is scored: the in-training evals never see it)."""
+    section = README.read_text(encoding="utf-8").split("## Evaluating it", 1)[1].split("\n## ", 1)[0]
+    prefix = "uv run vf-eval @ configs/eval/official.toml"
+    return [line.split()[2:] for line in section.splitlines() if line.startswith(prefix)]
+
+
+def test_readme_final_eval_commands_dry_run_as_written(tmp_path: Path) -> None:
+    """Both ``vf-eval`` lines of "Evaluating it" (base model, then the adapter served as ``drugprot``) resolve as
+    written, from the repository root: the official eval, the model each names, the run directory each writes."""
+    commands = readme_final_eval_commands()
+    assert [c[3:] for c in commands] == [["--run.name", "base"], ["-m", "drugprot", "--run.name", "step100"]]
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists() or HAS_LEGACY:
+        pytest.skip(f"the README's commands are for verifiers 0.4's vf-eval, not {script.name} here")
+    (tmp_path / "configs").symlink_to(CONFIGS)  # the repository root as the commands see it, outputs/ kept apart
+    for argv, (model, run) in zip(commands, [("trinity-mini", "base"), ("drugprot", "step100")], strict=True):
+        proc = subprocess.run([str(script), *argv[1:], "--dry-run"], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=600)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        config = json.loads((tmp_path / "outputs" / run / "configs" / "resolved" / "eval.json").read_text())
+        assert (config["model"], config["env"]["taskset"]["negatives"]) == (model, "all")
+
+
 def test_official_eval_toml_is_the_whole_split_in_the_official_setting() -> None:
     """configs/eval/official.toml: every same-sentence candidate pair of the whole validation split (no num_tasks),
     sampled as in training, so its official micro-F1 is comparable with BioCreative VII's setting."""
