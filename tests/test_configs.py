@@ -565,6 +565,32 @@ def test_prompt_bound_on_the_fixture() -> None:
     )
 
 
+def test_bpe_token_counts_pool_bytes_over_tokens_and_name_the_longest() -> None:
+    """count_tokens with a stand-in encoder (one token per 4 UTF-8 bytes, rounded up) on the fixture; the real
+    vocabulary (Tekken, ``--bpe``) needs mistral-common, which the test env does not install."""
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
+    quarter = lambda text: -(-len(text.encode("utf-8")) // 4)  # noqa: E731
+    t = prompt_lengths.count_tokens(taskset, lambda text: [0] * quarter(text))
+    per_task = [
+        (
+            quarter(prompt_lengths._text(task.data.system_prompt)) + quarter(prompt_lengths._text(task.data.prompt)),
+            task.key,
+        )
+        for task in taskset
+    ]
+    assert (t.tasks, t.longest, t.mean) == (42, max(n for n, _ in per_task), sum(n for n, _ in per_task) / 42)
+    assert t.longest_key == next(key for n, key in per_task if n == t.longest) == "90000002:T3:T4"
+    assert 3.9 < t.bytes_per_token <= 4.0
+
+
+def test_the_tekken_bpe_vocabulary_loads_and_tokenizes_real_text() -> None:
+    pytest.importorskip("mistral_common", reason="--bpe runs under `uv run --with mistral-common`")
+    encode = prompt_lengths.tekken_encoder()
+    assert len(encode("Imatinib inhibits the c-kit tyrosine kinase.")) < len(
+        "Imatinib inhibits the c-kit tyrosine kinase."
+    )
+
+
 def test_prompt_bound_on_the_fixture_in_extraction_mode() -> None:
     """One task per abstract (9 in the fixture's train split); the longest is 90000002's, 2,866 bytes."""
     taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
