@@ -12,7 +12,11 @@
 #      orchestrator `Env` client against a local token-route server (scripts/prime_rl_check.py: POST
 #      /inference/v1/generate with token ids and one logprob per token) and a byte-level tokenizer;
 #      checks every reward against the gold labels, with a non-default reward weight (format_weight=0.2 unless
-#      ROLLOUT OPTIONS give --taskset), and prints CPU-s per rollout.
+#      ROLLOUT OPTIONS give --taskset), and prints CPU-s per rollout;
+#   4. runs prime-rl's orchestrator loop (the `orchestrator` entry point) for 2 steps of configs/drugprot.toml
+#      scaled down against a local scripted inference server and a stand-in trainer, and checks the batches it
+#      ships (rewards, group-relative advantages, whole groups) and the sampling of every eval and training
+#      request it sends (scripts/prime_rl_check_loop.py).
 #
 # Not part of the test suite (the install is several GB: torch with its CUDA libraries from PyPI).
 #
@@ -99,6 +103,11 @@ uv pip install -q -p "$venv/bin/python" --no-sources --upgrade --exclude-newer "
     -c "$work/req/constraints.txt" --overrides "$work/req/overrides.txt" -e "$drugprot_pkg"
 # prime-rl itself without its dependency list (which names vLLM and the GitHub-only packages)
 uv pip install -q -p "$venv/bin/python" --no-sources --no-deps -e "$prime_rl"
+# what the orchestrator imports beyond that list: prometheus-client (vLLM brings it in prime-rl's lock) and
+# torchao (prime-rl takes a GitHub build of 0.17.0; PyPI's 0.17.0 imports the same); both at the locked versions
+uv pip install -q -p "$venv/bin/python" --no-sources --exclude-newer "$cutoff" -c "$work/req/constraints.txt" \
+    prometheus-client
+uv pip install -q -p "$venv/bin/python" --no-sources --no-deps --exclude-newer "$cutoff" "torchao==0.17.0"
 "$venv/bin/python" -c 'import importlib.metadata as m
 print(", ".join(f"{p} {m.version(p)}" for p in ("prime-rl", "verifiers", "renderers", "prime-pydantic-config",
     "torch", "transformers", "drugprot")))'
@@ -129,5 +138,13 @@ done < <(grep -h '^# Usage: uv run --no-sync rl @ ' configs/drugprot.toml config
 # -- 3. env-server + prime-rl's orchestrator Env client -------------------------------------------------------
 step "rollouts: harnesses $harnesses, data $(basename "$data")"
 read -r -a harness_ids <<<"$harnesses"
-exec "$venv/bin/python" "$helper" rollouts --configs "$dry/drugprot/configs" --work "$work/rollouts" \
-    --data "$data" --harness "${harness_ids[@]}" ${GROUP_SIZE:+--group-size "$GROUP_SIZE"} "$@"
+rc=0
+"$venv/bin/python" "$helper" rollouts --configs "$dry/drugprot/configs" --work "$work/rollouts" \
+    --data "$data" --harness "${harness_ids[@]}" ${GROUP_SIZE:+--group-size "$GROUP_SIZE"} "$@" || rc=1
+
+# -- 4. prime-rl's orchestrator loop, its batches and its requests --------------------------------------------
+step "orchestrator loop: configs/drugprot.toml scaled down, data $(basename "$data")"
+rm -rf "$work/loop"
+"$venv/bin/python" "$repo/scripts/prime_rl_check_loop.py" run --configs "$dry/drugprot/configs" \
+    --work "$work/loop" --data "$data" || rc=1
+exit $rc

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,57 @@ def measure_answers(taskset: Any) -> AnswerLengths | None:
     return AnswerLengths(most, most_key, nbytes, key, dict(counts)[key])
 
 
+@dataclass(frozen=True)
+class TokenCounts:
+    """Prompt tokens (system + user) under a real BPE vocabulary, over every task."""
+
+    tasks: int
+    mean: float
+    longest: int
+    longest_key: str
+    bytes_per_token: float
+    """UTF-8 bytes over tokens, pooled over every prompt."""
+
+
+def count_tokens(taskset: Any, encode: Callable[[str], list[int]]) -> TokenCounts:
+    """Every task's system + user prompt through ``encode`` (a BPE tokenizer's, no special tokens).
+
+    Raises:
+        ValueError: the taskset has no tasks.
+    """
+    counts: list[tuple[str, int, int]] = []
+    for task in taskset:
+        system, user = _text(task.data.system_prompt), _text(task.data.prompt)
+        tokens = len(encode(system)) + len(encode(user))
+        counts.append((task.key, tokens, len(system.encode("utf-8")) + len(user.encode("utf-8"))))
+    if not counts:
+        raise ValueError("the taskset has no tasks")
+    key, longest, _ = max(counts, key=lambda item: item[1])  # max keeps the first of a tie
+    total_tokens = sum(c[1] for c in counts)
+    return TokenCounts(len(counts), total_tokens / len(counts), longest, key, sum(c[2] for c in counts) / total_tokens)
+
+
+TEKKEN = "tekken_240911.json"
+"""Mistral's Tekken byte-level BPE vocabulary (131,072 tokens, 1,000 of them special), shipped inside the PyPI
+package mistral-common (``mistral_common/data/``): a real modern BPE vocabulary, not Trinity-Mini's own."""
+
+
+def tekken_encoder() -> Callable[[str], list[int]]:
+    """Tekken's encoder through tiktoken (both come with ``uv run --with mistral-common``)."""
+    import base64
+    import importlib.resources
+    import json
+
+    import tiktoken
+
+    spec = json.loads((importlib.resources.files("mistral_common") / "data" / TEKKEN).read_text(encoding="utf-8"))
+    config = spec["config"]
+    size = config["default_vocab_size"] - config["default_num_special_tokens"]
+    ranks = {base64.b64decode(token["token_bytes"]): token["rank"] for token in spec["vocab"][:size]}
+    encoding = tiktoken.Encoding(name="tekken", pat_str=config["pattern"], mergeable_ranks=ranks, special_tokens={})
+    return encoding.encode_ordinary
+
+
 def build_taskset(**fields: Any) -> Any:
     """A ``DrugprotTaskset`` from ``DrugprotConfig`` fields (the keys of a TOML ``[...env.taskset]``)."""
     from drugprot.envs.taskset import DrugprotConfig, DrugprotTaskset
@@ -147,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-mark-entities", action="store_true")
     parser.add_argument("--mode", default="pair", choices=("pair", "extraction"), help="task mode (default pair)")
     parser.add_argument("--max-completion-tokens", type=int, default=2048)
+    parser.add_argument(
+        "--bpe",
+        action="store_true",
+        help=f"also count prompt tokens with a real BPE vocabulary ({TEKKEN} of mistral-common, not Trinity-Mini's "
+        "tokenizer; run with `uv run --with mistral-common`)",
+    )
     args = parser.parse_args(argv)
 
     import pydantic
@@ -197,6 +255,17 @@ def main(argv: list[str] | None = None) -> int:
         f"seq_len needed with {args.max_completion_tokens:,} completion tokens: "
         f"{m.required_seq_len(args.max_completion_tokens):,}"
     )
+    if args.bpe:
+        try:
+            encode = tekken_encoder()
+        except ImportError as exc:
+            print(f"error: --bpe needs mistral-common and tiktoken ({exc}): uv run --with mistral-common ...")
+            return 2
+        t = count_tokens(taskset, encode)
+        print(
+            f"BPE tokens ({TEKKEN} from mistral-common, not Trinity-Mini's tokenizer): system + user prompt mean "
+            f"{t.mean:,.0f}, longest {t.longest:,} ({t.longest_key}); {t.bytes_per_token:.2f} UTF-8 bytes per token"
+        )
     return 0
 
 

@@ -110,7 +110,10 @@ REMOVED_KEYS = {
     "inference.parallel": "[inference.vllm] tensor_parallel_size / data_parallel_size",
     "trainer.ckpt.weights": "the adapter in broadcasts/step_N/",
 }
-EVAL_SAMPLING_KEYS = ("temperature", "max_completion_tokens", "top_p", "top_k", "min_p")
+EVAL_SAMPLING_KEYS = ("temperature", "max_completion_tokens", "top_p")
+"""Eval sampling prime-rl 559b447 sends as top-level fields of the chat request, which vLLM reads."""
+EVAL_SAMPLING_UNREAD = ("top_k", "min_p")
+"""Eval sampling prime-rl 559b447 sends inside a literal ``extra_body`` key of the chat request: vLLM ignores it."""
 
 
 # ---------------------------------------------------------------------------------------------- loading
@@ -252,6 +255,15 @@ def source_problems(config: dict[str, Any]) -> list[str]:
         unset = [key for key in wanted if sampling(config, kind, source).get(key) is None]
         if unset:
             found.append(f"{label}: sampling {', '.join(unset)} unset (not inherited; server default)")
+        unread = [
+            k for k in EVAL_SAMPLING_UNREAD if kind == "eval" and sampling(config, kind, source).get(k) is not None
+        ]
+        if unread:
+            found.append(f"{label}: sampling {', '.join(unread)} set, sent in a literal extra_body vLLM does not read")
+    if get(config, "orchestrator.eval") is not None and get(config, "inference.vllm.generation_config") != "vllm":
+        found.append(
+            "inference.vllm.generation_config is not 'vllm': the model's generation config sets the eval's top_k/min_p"
+        )
     return found
 
 
@@ -373,6 +385,7 @@ RECIPE = {
     "max_steps": 100,
     "seq_len": 10240,
     "inference.vllm.max_model_len": 10240,
+    "inference.vllm.generation_config": "vllm",
     "ckpt.interval": 50,
     "ckpt.keep_last": 1,
     "ckpt.keep_interval": None,
@@ -464,6 +477,7 @@ TASKSETS = {
             **SHUFFLED,
         },
     ),  # fmt: skip
+    "configs/rl/smoke.toml": (RECIPE_TRAIN, {**RECIPE_EVAL, "num_tasks": 32}),
     EXTRACTION: (
         {"id": "drugprot", "split": "train", "mode": "extraction", "negatives": 0, "reward": "utility", **SHUFFLED},
         {"id": "drugprot", "split": "validation", "mode": "extraction", "negatives": 0, "num_tasks": 300, **SHUFFLED},
@@ -473,6 +487,21 @@ TASKSETS = {
 
 def tasksets_of(rel: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return TASKSETS.get(rel, (RECIPE_TRAIN, RECIPE_EVAL))
+
+
+def test_the_smoke_overlay_is_sized_for_minutes() -> None:
+    """configs/rl/smoke.toml as its header states: 10 steps x 32 training rollouts, 3 evals (the first trigger, then
+    every 5 steps) of 32 pairs x 1 rollout, 1,024 completion tokens each: 416 rollouts, 426K completion tokens at
+    most."""
+    config = load_run(ROOT / "configs/rl/smoke.toml")
+    steps, batch = get(config, "max_steps"), get(config, "orchestrator.batch_size")
+    interval, group = get(config, "orchestrator.eval.interval"), get(config, "orchestrator.eval.group_size")
+    [evaluation] = get(config, "orchestrator.eval.source")
+    evals = 1 + steps // interval
+    eval_rollouts = evals * evaluation["env"]["taskset"]["num_tasks"] * group
+    tokens = {kind: sampling(config, kind, {})["max_completion_tokens"] for kind in ("train", "eval")}
+    assert (steps, batch, evals, eval_rollouts, tokens) == (10, 32, 3, 96, {"train": 1024, "eval": 1024})
+    assert (steps * batch + eval_rollouts) * 1024 == 425_984
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -513,7 +542,8 @@ def test_tasksets_accept_the_fields_and_build(path: Path) -> None:
         assert fields.mode == mode, label
         taskset = DrugprotTaskset(fields.model_copy(update={"data_path": str(FIXTURE_JSONL)}))
         m = prompt_lengths.measure(taskset)
-        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == FIXTURE_PROMPTS[mode, fields.negatives], label
+        n, *longest = FIXTURE_PROMPTS[mode, fields.negatives]  # num_tasks keeps the first n shuffled (smoke: 32)
+        assert (m.tasks, m.key, m.chars, m.utf8_bytes) == (min(n, fields.num_tasks or n), *longest), label
         assert min(seq_lens(config).values()) >= m.required_seq_len(completion_tokens(config))
         if mode == "extraction":  # one task per abstract, keyed by its PMID (shuffled)
             assert sorted(task.key for task in taskset) == FIXTURE_PMIDS, label
@@ -532,6 +562,32 @@ def test_prompt_bound_on_the_fixture() -> None:
         826,
         2573,
         4621,
+    )
+
+
+def test_bpe_token_counts_pool_bytes_over_tokens_and_name_the_longest() -> None:
+    """count_tokens with a stand-in encoder (one token per 4 UTF-8 bytes, rounded up) on the fixture; the real
+    vocabulary (Tekken, ``--bpe``) needs mistral-common, which the test env does not install."""
+    taskset = prompt_lengths.build_taskset(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
+    quarter = lambda text: -(-len(text.encode("utf-8")) // 4)  # noqa: E731
+    t = prompt_lengths.count_tokens(taskset, lambda text: [0] * quarter(text))
+    per_task = [
+        (
+            quarter(prompt_lengths._text(task.data.system_prompt)) + quarter(prompt_lengths._text(task.data.prompt)),
+            task.key,
+        )
+        for task in taskset
+    ]
+    assert (t.tasks, t.longest, t.mean) == (42, max(n for n, _ in per_task), sum(n for n, _ in per_task) / 42)
+    assert t.longest_key == next(key for n, key in per_task if n == t.longest) == "90000002:T3:T4"
+    assert 3.9 < t.bytes_per_token <= 4.0
+
+
+def test_the_tekken_bpe_vocabulary_loads_and_tokenizes_real_text() -> None:
+    pytest.importorskip("mistral_common", reason="--bpe runs under `uv run --with mistral-common`")
+    encode = prompt_lengths.tekken_encoder()
+    assert len(encode("Imatinib inhibits the c-kit tyrosine kinase.")) < len(
+        "Imatinib inhibits the c-kit tyrosine kinase."
     )
 
 
@@ -728,6 +784,31 @@ def test_extraction_eval_toml_dry_run(tmp_path: Path) -> None:
 OFFICIAL_EVAL = CONFIGS / "eval" / "official.toml"
 
 
+def readme_final_eval_commands() -> list[list[str]]:
+    """The ``uv run vf-eval @ configs/eval/official.toml ...`` lines of configs/README.md's "Evaluating it", as
+    argv after ``uv run`` (how the final adapter is scored: the in-training evals never see it)."""
+    section = README.read_text(encoding="utf-8").split("## Evaluating it", 1)[1].split("\n## ", 1)[0]
+    prefix = "uv run vf-eval @ configs/eval/official.toml"
+    return [line.split()[2:] for line in section.splitlines() if line.startswith(prefix)]
+
+
+def test_readme_final_eval_commands_dry_run_as_written(tmp_path: Path) -> None:
+    """Both ``vf-eval`` lines of "Evaluating it" (base model, then the adapter served as ``drugprot``) resolve as
+    written, from the repository root: the official eval, the model each names, the run directory each writes."""
+    commands = readme_final_eval_commands()
+    assert [c[3:] for c in commands] == [["--run.name", "base"], ["-m", "drugprot", "--run.name", "step100"]]
+    script = Path(sys.executable).with_name("eval" if HAS_LEGACY else "vf-eval")
+    if not script.exists() or HAS_LEGACY:
+        pytest.skip(f"the README's commands are for verifiers 0.4's vf-eval, not {script.name} here")
+    (tmp_path / "configs").symlink_to(CONFIGS)  # the repository root as the commands see it, outputs/ kept apart
+    for argv, (model, run) in zip(commands, [("trinity-mini", "base"), ("drugprot", "step100")], strict=True):
+        proc = subprocess.run([str(script), *argv[1:], "--dry-run"], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=600)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        config = json.loads((tmp_path / "outputs" / run / "configs" / "resolved" / "eval.json").read_text())
+        assert (config["model"], config["env"]["taskset"]["negatives"]) == (model, "all")
+
+
 def test_official_eval_toml_is_the_whole_split_in_the_official_setting() -> None:
     """configs/eval/official.toml: every same-sentence candidate pair of the whole validation split (no num_tasks),
     sampled as in training, so its official micro-F1 is comparable with BioCreative VII's setting."""
@@ -800,6 +881,14 @@ def _drop_eval_sampling(c: dict[str, Any]) -> None:
     del c["orchestrator"]["eval"]["sampling"]
 
 
+def _eval_top_k(c: dict[str, Any]) -> None:
+    c["orchestrator"]["eval"]["sampling"] |= {"top_k": -1, "min_p": 0.0}
+
+
+def _model_generation_config(c: dict[str, Any]) -> None:
+    del c["inference"]["vllm"]["generation_config"]
+
+
 def _short_seq_len(c: dict[str, Any]) -> None:
     c["seq_len"] = 4096
 
@@ -832,8 +921,19 @@ PITFALLS = {
         _drop_eval_sampling,
         [
             "orchestrator.eval.source[0] (drugprot-validation): sampling temperature, max_completion_tokens, "
-            "top_p, top_k, min_p unset (not inherited; server default)"
+            "top_p unset (not inherited; server default)"
         ],
+    ),
+    "eval_top_k_in_extra_body": (
+        _eval_top_k,
+        [
+            "orchestrator.eval.source[0] (drugprot-validation): sampling top_k, min_p set, sent in a literal "
+            "extra_body vLLM does not read"
+        ],
+    ),
+    "eval_sampling_from_the_model": (
+        _model_generation_config,
+        ["inference.vllm.generation_config is not 'vllm': the model's generation config sets the eval's top_k/min_p"],
     ),
     "seq_len_below_prompt_plus_completion": (
         _short_seq_len,
@@ -1114,7 +1214,8 @@ def test_prime_rl_accepts_and_resolves(rl_config: Any, path: Path) -> None:
     tokens = {"configs/rl/smoke.toml": 1024, EXTRACTION: 4096}.get(rel, 2048)
     assert (train.sampling.temperature, train.sampling.max_completion_tokens) == (0.7, tokens)
     s = evaluation.sampling
-    assert (s.temperature, s.max_completion_tokens, s.top_p, s.top_k, s.min_p) == (0.7, tokens, 1.0, -1, 0.0)
+    assert (s.temperature, s.max_completion_tokens, s.top_p, s.top_k, s.min_p) == (0.7, tokens, 1.0, None, None)
+    assert cfg.inference.vllm.model_extra["generation_config"] == "vllm"
     assert (cfg.trainer.ckpt.interval, cfg.trainer.ckpt.keep_last, cfg.trainer.ckpt.keep_interval) == (50, 1, None)
     assert (cfg.orchestrator.ckpt.keep_last, cfg.orchestrator.max_off_policy_steps) == (1, 2)
 
@@ -1164,6 +1265,11 @@ SILENT = {
         )
         == (None, None)
     ),
+    # prime-rl puts the eval's top_k / min_p into extra_body, which its eval client sends as a literal key
+    "eval_top_k_in_extra_body": lambda c: (
+        c.orchestrator.eval.source[0].sampling.to_sampling_args()["extra_body"] == {"top_k": -1, "min_p": 0.0}
+    ),
+    "eval_sampling_from_the_model": lambda c: "generation_config" not in (c.inference.vllm.model_extra or {}),
     "seq_len_below_prompt_plus_completion": lambda c: (c.trainer.model.seq_len, c.orchestrator.seq_len) == (4096, 4096),
     "max_model_len_below_seq_len": lambda c: (c.inference.vllm.max_model_len, c.trainer.model.seq_len) == (8192, 10240),
     "unchecked_lora_target": lambda c: c.trainer.model.lora.target_modules == ["q_proj", "gate"],

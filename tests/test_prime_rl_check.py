@@ -341,3 +341,93 @@ def test_python_finder_fails_at_once_naming_the_knob_where_no_3_12_is_installed(
         "       prime-rl needs Python 3.12 (requires-python ~=3.12.0). Set PRIME_RL_PYTHON to a python3.12",
     ]
     assert not (tmp_path / "no-uv-pythons").exists()
+
+
+# -- scripts/prime_rl_check_loop.py: the orchestrator-loop check's pure pieces -----------------------------------
+
+loop = load_script("prime_rl_check_loop")
+
+
+def test_an_eval_request_with_sampling_inside_a_literal_extra_body_is_caught() -> None:
+    """What prime-rl 559b447's eval client sent for the old recipe: top_k / min_p inside an ``extra_body`` key."""
+    want = {"temperature": 0.7, "top_p": 1.0, "max_tokens": 2048}
+    sent = {"messages": [], "temperature": 0.7, "top_p": 1.0, "max_tokens": 2048}
+    assert loop.sampling_problems("chat", sent, want) == []
+    old = {**sent, "extra_body": {"top_k": -1, "min_p": 0.0, "cache_salt": "0"}}
+    assert loop.sampling_problems("chat", old, want) == [
+        "chat: ['top_k', 'min_p'] inside a literal extra_body key, which vLLM does not read"
+    ]
+    assert loop.sampling_problems("chat", {**sent, "temperature": 1.0}, want) == [
+        "chat: temperature = 1.0, the TOML says 0.7"
+    ]
+    train = {"token_ids": [1], "sampling_params": {"temperature": 0.7, "top_p": 1.0, "max_tokens": 2048, "top_k": -1}}
+    assert loop.sampling_problems("generate", train, {**want, "top_k": -1}) == []
+
+
+def test_expected_sampling_reads_the_resolved_recipe_and_flags_the_model_generation_config() -> None:
+    orchestrator = {
+        "train": {
+            "sampling": {"temperature": 0.7, "max_completion_tokens": 2048},
+            "source": [{"sampling": {"extra_body": {"top_k": -1, "min_p": 0.0, "return_token_ids": True}}}],
+        },
+        "eval": {"sampling": {"temperature": 0.7, "top_p": 1.0, "max_completion_tokens": 2048}},
+    }
+    train, evaluation, problems = loop.expected_sampling(orchestrator, {"vllm": {"generation_config": "vllm"}})
+    assert train == {"temperature": 0.7, "top_p": 1.0, "max_tokens": 2048, "top_k": -1, "min_p": 0.0}
+    assert evaluation == {"temperature": 0.7, "top_p": 1.0, "max_tokens": 2048}
+    assert problems == []
+    orchestrator["eval"]["sampling"] |= {"top_k": -1}
+    assert loop.expected_sampling(orchestrator, {"vllm": {}})[2] == [
+        "inference.vllm.generation_config is not 'vllm': the model's generation config sets top_k/min_p (and any "
+        "other field a request leaves unset) for eval requests",
+        "eval sampling sets top_k/min_p: prime-rl sends them in a literal extra_body vLLM ignores",
+    ]
+
+
+def test_a_micro_batch_splits_into_its_samples_at_each_position_restart() -> None:
+    from types import SimpleNamespace
+
+    mb = SimpleNamespace(
+        position_ids=[0, 1, 2, 0, 1, 0],
+        input_ids=[10, 11, 12, 20, 21, 30],
+        loss_mask=[False, True, True, False, True, False],
+        advantages=[0.0, 0.5, 0.5, 0.0, -0.5, 0.0],
+    )
+    assert loop.split_samples(mb) == [  # the last one has no trained token (padding)
+        {"ids": [10, 11, 12], "mask": [False, True, True], "adv": [0.0, 0.5, 0.5]},
+        {"ids": [20, 21], "mask": [False, True], "adv": [0.0, -0.5]},
+    ]
+
+
+def test_scale_down_keeps_the_recipe_but_its_size() -> None:
+    orchestrator = {
+        "max_steps": 100,
+        "batch_size": 128,
+        "group_size": 8,
+        "eval": {"interval": 50, "source": [{"env": {"taskset": {"num_tasks": 2000}}}]},
+        "train": {"source": [{"env": {"taskset": {"reward": "utility"}}}]},
+    }
+    got = loop.scale_down(orchestrator, max_steps=2, batch_size=24, eval_tasks=4, output_dir=Path("out"))
+    assert got == {
+        "max_steps": 2,
+        "batch_size": 24,
+        "group_size": 8,
+        "output_dir": "out",
+        "rollout_transport": {"type": "filesystem"},
+        "eval": {"interval": 1, "source": [{"interval": 1, "env": {"taskset": {"num_tasks": 4}}}]},
+        "train": {"source": [{"env": {"taskset": {"reward": "utility", "num_tasks": 200}}}]},
+    }
+    assert orchestrator["max_steps"] == 100  # not mutated
+
+
+def test_a_placeholder_passes_a_decorated_function_through_and_raises_when_called() -> None:
+    placeholder = loop.Placeholder("torchtitan.distributed.expert_parallel.expert_parallel")
+
+    def grouped_mm() -> int:
+        return 1
+
+    assert placeholder(grouped_mm) is grouped_mm
+    with pytest.raises(RuntimeError, match="the orchestrator called it"):
+        placeholder(1, 2)
+    with pytest.raises(RuntimeError, match=r"vllm\.x\.y is a placeholder"):
+        loop.Placeholder("vllm").x.y()
