@@ -452,7 +452,8 @@ async def run_groups(
     data = task.data
     letters = "".join(label.letter for label in options(data.with_no_relation))
     taskset = source.env.taskset
-    replies = replies_for([letter_of(label) for label in data.labels], letters, taskset.fp_cost, taskset.fn_cost)
+    # the costs the task carries (a recipe may set f1_target instead of fp_cost, which then stays unset)
+    replies = replies_for([letter_of(label) for label in data.labels], letters, data.fp_cost, data.fn_cost)
     script.register(data.prompt_text, replies)
     # the weights as the orchestrator's own validation of the config resolves them (the reward knob's preset, the
     # weight knobs over it); the env-server must score with the same ones (it rebuilds each task from the
