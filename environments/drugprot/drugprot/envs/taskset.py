@@ -14,6 +14,7 @@ needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-pr
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Set
 from typing import Any, Final, Literal, Self
 
@@ -283,6 +284,9 @@ class DrugprotConfig(vf.TasksetConfig):
         would read ``false`` as 0.0 or fail on an integer too large for a float with its own message."""
         if value is None and info.field_name != "fn_cost":
             return None  # an unset weight takes the reward preset's; an unset fp_cost the default or f1_target's
+        if isinstance(value, str):  # a command line's text (vf-replay --env.taskset.fp-cost 0.35): its number
+            with contextlib.suppress(ValueError):  # not a number: refused below with the one line
+                value = float(value)
         return check_reward_knob(str(info.field_name), value)
 
     @pydantic.model_validator(mode="after")
