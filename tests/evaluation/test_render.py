@@ -79,6 +79,33 @@ def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert cli_main(["report", str(first), str(second), "--export-tsv", str(tmp_path / "x.tsv")]) == 2
 
 
+def test_a_comparison_prints_an_undefined_class_f1_as_the_single_run_table_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "-": the class has neither a prediction nor gold support in that run; 0.000: it has one of them
+    first, second = multilabel_run(tmp_path), rollouts_run(tmp_path)
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(second)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  F1 ")]
+    assert rows == [
+        "  F1 A INDIRECT-DOWNREGULATOR          -    0.500",
+        "  F1 B INDIRECT-UPREGULATOR        0.000    0.500",
+        "  F1 C DIRECT-REGULATOR                -    0.000",
+        "  F1 D ACTIVATOR                   0.000        -",
+        "  F1 E INHIBITOR                   0.667    0.667",
+        "  F1 F AGONIST                     0.000        -",
+        "  F1 G AGONIST-ACTIVATOR               -        -",
+        "  F1 H AGONIST-INHIBITOR               -        -",
+        "  F1 I ANTAGONIST                  0.000        -",
+        "  F1 J PRODUCT-OF                      -        -",
+        "  F1 K SUBSTRATE                   0.667    0.400",
+        "  F1 L SUBSTRATE_PRODUCT-OF            -        -",
+        "  F1 M PART-OF                         -        -",
+    ]
+    assert cli_main(["report", "--bootstrap", "0", str(first)]) == 0
+    single = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("  A  ", "  B  "))]
+    assert single[0].split()[-3:] == ["-", "0", "0"] and single[1].split()[-3:] == ["0.000", "1", "0"]
+
+
 def test_the_header_prints_the_recorded_versions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pinned = versioned_run(tmp_path / "pinned", versions_record(revision="3f2a9c1"))
     assert cli_main(["report", str(pinned)]) == 0

@@ -98,6 +98,8 @@ def test_two_extraction_runs_side_by_side(tmp_path: Path, capsys: pytest.Capture
         "  micro F1 (majority)              0.667    1.000",
         "  exact match                      0.333    1.000",
         "  no-answer rate                   0.333    0.000",
+        "  F1 A INDIRECT-DOWNREGULATOR      0.000        -",  # "-": neither predicted nor gold, as in one run's table
+        "  F1 B INDIRECT-UPREGULATOR            -        -",
         "  F1 E INHIBITOR                   0.667    1.000",
         "Paired comparison [2] - [1] over the same 2 abstracts (matched by PMID)",
         "  delta micro F1              +0.455  [+0.000, +0.455]  p = 0.5",

@@ -17,6 +17,11 @@ def pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def class_f1_text(c: Mapping[str, Any]) -> str:
+    """A class's F1 cell: ``-`` (undefined) when the class has neither a prediction nor gold support."""
+    return pct(c["f1"]) if c["predicted"] or c["support"] else "-"
+
+
 def comparable_text(comparable: bool | None) -> str:
     """The comparison table's "comparable w/ official" cell: true, false, or unknown (not recorded)."""
     return "unknown" if comparable is None else str(comparable).lower()
@@ -255,7 +260,7 @@ def per_class_lines(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     for name, c in rows:
         p = pct(c["precision"]) if c["predicted"] else "-"
         r = pct(c["recall"]) if c["support"] else "-"
-        f = pct(c["f1"]) if c["predicted"] or c["support"] else "-"
+        f = class_f1_text(c)
         out.append(f"  {c['letter']}  {name:<24}{p:>7}{r:>7}{f:>7}{c['support']:>9}{c['predicted']:>11}")
     out.append("  (- = undefined: no prediction or no gold of that type; macro-F1 counts it as 0)")
     return out

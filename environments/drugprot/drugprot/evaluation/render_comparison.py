@@ -9,6 +9,7 @@ from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation.calibration import comparison_calibration_lines
 from drugprot.evaluation.render import (
     ci_text,
+    class_f1_text,
     comparable_text,
     comparison_intervals,
     data_name,
@@ -76,7 +77,7 @@ def format_comparison(
         ("comparable w/ official", [comparable_text(r["setting"]["comparable_with_official"]) for r in reports]),
     ]
     for name in RELATION_NAMES:
-        rows.append((f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]))
+        rows.append((f"F1 {letter_of(name)} {name}", [class_f1_text(r["per_class"][name]) for r in reports]))
     out += table_lines(cols, rows)
     out += comparison_intervals(cols, reports)
     out += comparison_calibration_lines(cols, reports)

@@ -11,6 +11,7 @@ from drugprot.evaluation.records import version_lines
 from drugprot.evaluation.render import (
     ceiling_line,
     ci_text,
+    class_f1_text,
     comparable_text,
     comparison_intervals,
     counts_text,
@@ -137,7 +138,8 @@ def format_extraction_comparison(
         ("comparable w/ official", [comparable_text(r["setting"]["comparable_with_official"]) for r in reports]),
     ]
     rows += [
-        (f"F1 {letter_of(name)} {name}", [pct(r["per_class"][name]["f1"]) for r in reports]) for name in RELATION_NAMES
+        (f"F1 {letter_of(name)} {name}", [class_f1_text(r["per_class"][name]) for r in reports])
+        for name in RELATION_NAMES
     ]
     out += table_lines(cols, rows)
     out += comparison_intervals(cols, reports, accuracy="mean accuracy")
