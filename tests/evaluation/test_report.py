@@ -270,7 +270,12 @@ def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFi
         cli_main([command, "--help"])
     out = capsys.readouterr().out
     assert exc.value.code == 0
-    assert "resamples of the tasks for the 95% intervals" in " ".join(out.split())
+    # the bootstrap resamples abstracts (an abstract's pairs are not independent), never single tasks
+    assert (
+        "--bootstrap N resamples of the abstracts (each with all its tasks and rollouts) for the 95% intervals and "
+        "the paired comparison (default 1000; 0: no intervals)" in " ".join(out.split())
+    )
+    assert "resamples of the tasks" not in " ".join(out.split())
     assert "--bootstrap-seed S" in out
     # --seed is the old spelling (report: the bootstrap seed, baseline: the sampling seed): accepted, not shown
     assert "--seed" not in out.replace("--bootstrap-seed", "").replace("--sampling-seed", "")

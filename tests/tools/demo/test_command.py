@@ -33,7 +33,11 @@ def test_the_run_goes_to_outputs_by_default_and_the_report_options_are_the_repor
     )
     parser = argparse.ArgumentParser()
     demo.add_arguments(parser)
-    assert "for the 95% intervals" in parser.format_help()  # it renders (argparse reads % as a format)
+    # it renders (argparse reads % as a format) and names what the bootstrap resamples: abstracts, never tasks
+    assert (
+        "--bootstrap N resamples of the abstracts (each with all its tasks and rollouts) for the 95% intervals "
+        "(default 1000; 0: none)" in " ".join(parser.format_help().split())
+    )
     for seed in ("--bootstrap-seed", "--seed"):  # --seed: the old spelling, still the bootstrap's seed
         args = build_parser(["demo"]).parse_args(["demo", "--bootstrap", "200", seed, "3"])
         assert demo.report_command("outputs/r1", args) == (

@@ -78,7 +78,8 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
         type=resamples_arg,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"resamples of the tasks for the {LEVEL:.0%}% intervals and the paired comparison "
+        help=f"resamples of the abstracts (each with all its tasks and rollouts) for the {LEVEL:.0%}% intervals and "
+        "the paired comparison "
         f"(default {DEFAULT_RESAMPLES}; 0: no intervals)",
     )
     parser.add_argument(

@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=resamples_arg,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"resamples of the tasks for the 95%% intervals (default {DEFAULT_RESAMPLES}; 0: none)",
+        help=f"resamples of the abstracts (each with all its tasks and rollouts) for the 95%% intervals "
+        f"(default {DEFAULT_RESAMPLES}; 0: none)",
     )
     parser.add_argument(
         "--bootstrap-seed",
