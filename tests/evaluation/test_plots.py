@@ -129,6 +129,11 @@ def report_named(name: str, model: str | None) -> dict[str, Any]:
             ["m · drugprot--aaaa1111", "m · null--bbbb2222"],
         ),
         ([("311f215a", None)], ["311f215a"]),  # no saved model: the name
+        ([("baseline majority", "baseline:majority")], ["baseline:majority"]),  # a baseline: named once
+        (
+            [("baseline majority", "baseline:majority"), ("baseline lexical", "baseline:lexical")],
+            ["baseline:majority", "baseline:lexical"],
+        ),
         (  # too long: the model is shortened, the distinguishing part kept
             [("drugprot--" + "m" * 60 + "--drugprot--e11b95f9", "m" * 60)],
             ["m" * 18 + "…" + "m" * 18 + " · e11b95f9"],

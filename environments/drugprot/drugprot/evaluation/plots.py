@@ -32,8 +32,9 @@ def curve_label(scope: str, agent: str, series: str) -> str:
 
 
 def _model_parts(model: str) -> set[str]:
-    """How a run directory's name may spell ``model`` (verifiers joins name parts with ``--``)."""
-    return {model, model.replace("/", "-"), model.replace("/", "--"), *model.split("/")}
+    """How a run directory's name may spell ``model`` (verifiers joins name parts with ``--``; a baseline run
+    ``baseline majority`` has the model ``baseline:majority``)."""
+    return {model, model.replace("/", "-"), model.replace("/", "--"), model.replace(":", " "), *model.split("/")}
 
 
 def run_labels(reports: Sequence[Mapping[str, Any]], limit: int = _TITLE_CHARS) -> list[str]:
