@@ -79,6 +79,20 @@ def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert cli_main(["report", str(first), str(second), "--export-tsv", str(tmp_path / "x.tsv")]) == 2
 
 
+def test_a_run_named_twice_is_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = multilabel_run(tmp_path)
+    plot = tmp_path / "m.png"
+    for second in (run_dir, run_dir / "traces.jsonl", tmp_path / "." / "multilabel"):
+        assert cli_main(["report", str(run_dir), str(second), "--plot", str(plot)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == (
+            f"drugprot report: error: [2] {second} is the same run as [1] {run_dir}: a run compared with itself "
+            "differs in nothing; name each run once\n"
+        )
+    assert not plot.exists()
+
+
 def test_a_comparison_prints_an_undefined_class_f1_as_the_single_run_table_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,7 +57,7 @@ from drugprot.evaluation.render import counts_text, format_report
 from drugprot.evaluation.render_comparison import format_comparison
 from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
 from drugprot.evaluation.report_outputs import add_overwrite_argument, prepare_outputs, written_line
-from drugprot.evaluation.runs import load_run, run_documents, run_inputs, skipped_folders
+from drugprot.evaluation.runs import find_run_file, load_run, run_documents, run_inputs, skipped_folders
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from drugprot.evaluation.summary import summarize
 
@@ -168,7 +168,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.epilog = (
         f"exit status: 0 reported; {EXIT_ERROR} refused before any work (a run cannot be read: no run file, no "
-        "DrugProt rollout; bad options; an output that is an input, exists without --overwrite or cannot be written); "
+        "DrugProt rollout; the same run named twice; bad options; an output that is an input, exists without "
+        "--overwrite or cannot be written); "
         f"{EXIT_FAILED_RUN} a run failed: more than {MOSTLY_ERRORED:.0%} of its rollouts errored without an answer "
         "(e.g. no API key, no route to the endpoint); its report is printed, flagged at the top, and no file is "
         "written unless --allow-errors. Malformed lines are skipped, counted and listed, never fatal."
@@ -264,8 +265,28 @@ def emit(
     return EXIT_FAILED_RUN if refused else 0
 
 
+def check_distinct_runs(paths: Sequence[str | Path]) -> None:
+    """Refuse a run named twice (``report A A``, or ``A`` and ``A/traces.jsonl``): compared with itself it differs in
+    nothing, which reads as a finding. Checked on the run files the paths resolve to, before any run is read.
+
+    Raises:
+        ReportError: two paths name the same run file.
+    """
+    seen: dict[Path, int] = {}
+    for i, path in enumerate(paths):
+        file = find_run_file(path).resolve()
+        if file in seen:
+            first = seen[file]
+            raise ReportError(
+                f"[{i + 1}] {path} is the same run as [{first + 1}] {paths[first]}: a run compared with itself differs "
+                "in nothing; name each run once"
+            )
+        seen[file] = i
+
+
 def run(args: argparse.Namespace) -> int:
     try:
+        check_distinct_runs(args.runs)
         inputs = [file for path in args.runs for file in run_inputs(path)] + expand_inputs([args.data_path])
         outputs = prepare_outputs(args, inputs)  # before any work: a refused output costs nothing
         runs = [load_run(path) for path in args.runs]
