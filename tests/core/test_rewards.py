@@ -162,6 +162,10 @@ def test_the_record_and_its_line() -> None:
     line = "accuracy (TP 1, FP -0.3, FN -2; states a relation when p > 0.091), weights accuracy 1, utility 0.5, "
     line += "format 0"
     assert describe(mixed.record()) == mixed.describe() == line
+    free = Reward(costs=Costs(0.0, 0.0))  # --fp-cost 0 --fn-cost 0: a cell that costs nothing reads 0, not -0
+    assert free.describe() == (
+        "utility (TP 1, FP 0, FN 0; states a relation when p > 0.000), weights accuracy 0, utility 1, format 0.1"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ recorded metrics

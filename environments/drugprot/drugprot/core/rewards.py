@@ -219,6 +219,11 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
+def _penalty(cost: float) -> str:
+    """A cost as the reward of its cell: ``-0.5``, and ``0`` (not ``-0``) for no cost."""
+    return "0" if cost == 0 else f"-{_number(cost)}"
+
+
 @dataclass(frozen=True, slots=True)
 class Reward:
     """The reward of a run: its kind (the ``reward`` knob), the utility's costs and the weight of every term.
@@ -288,7 +293,7 @@ def describe(record: Mapping[str, Any]) -> str:
     head = kind
     if weights.get("utility"):
         head += (
-            f" (TP 1, FP -{_number(costs.fp)}, FN -{_number(costs.fn)}; states a relation when "
+            f" (TP 1, FP {_penalty(costs.fp)}, FN {_penalty(costs.fn)}; states a relation when "
             f"p > {costs.threshold:.3f}"
             + (f"; fp_cost from f1_target {_number(target)}" if isinstance(target, int | float) else "")
             + ")"
