@@ -176,6 +176,29 @@ def test_cell_counts_and_labels_are_readable_at_100_percent(tmp_path: Path) -> N
     assert {t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()} == {9.0}
 
 
+@pytest.mark.parametrize("digits", [3, 4, 5, 6])
+def test_every_count_fits_inside_its_cell_with_a_margin(tmp_path: Path, digits: int) -> None:
+    """At 100k rollouts a cell holds 5 digits: the panel widens so that the largest count stays inside its cell."""
+    report = summaries(tmp_path)[0]
+    big = int("9" * digits)
+    columns = len(report["confusion"]["columns"])
+    report["confusion"]["matrix"] = [[big] * columns for _ in report["confusion"]["labels"]]
+    fig = plots.confusion_figure([report, report])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert len(panels) == 2
+    for ax in panels:
+        assert len(ax.texts) == columns * len(report["confusion"]["labels"])
+        for text in ax.texts:
+            j = round(text.get_position()[0])
+            left, right = (ax.transData.transform((x, 0))[0] for x in (j - 0.5, j + 0.5))
+            extent = text.get_window_extent(renderer)
+            assert left + 2 <= extent.x0 and extent.x1 <= right - 2, (digits, text.get_text())
+    width = fig.get_size_inches()[0]
+    assert width == 19.0 if digits <= 3 else width > 19.0  # two panels of 9.5 inches until the counts need more
+
+
 @pytest.mark.parametrize(
     ("name", "magic"),
     [

@@ -179,15 +179,35 @@ def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool, run_la
         for j, count in enumerate(row):
             if count:
                 dark = norm(values[i][j]) > 0.6
-                ax.text(j, i, str(count), ha="center", va="center", fontsize=11, color="white" if dark else "black")
+                ax.text(
+                    j, i, str(count), ha="center", va="center", fontsize=_CELL_FONT, color="white" if dark else "black"
+                )
     return image
+
+
+_CELL_FONT = 11  # points: the counts in the confusion matrix's cells
+_PANEL_INCHES = 9.5  # one confusion panel's width, for counts of up to 3 digits
+_PANEL_FRAME_INCHES = 3.6  # of it, what is not cells: the gold labels on the left, the colour bar on the right
+
+
+def confusion_panel_inches(reports: Sequence[Mapping[str, Any]]) -> float:
+    """How wide one confusion panel is: wide enough that the largest count (its digits at ``_CELL_FONT`` points,
+    plus 8 points of margin) fits in its cell, never narrower than ``_PANEL_INCHES``."""
+    from matplotlib.textpath import TextPath
+
+    counts = [v for report in reports for row in report["confusion"]["matrix"] for v in row]
+    digits = max([1, *(len(str(v)) for v in counts)])
+    columns = max([1, *(len(report["confusion"]["columns"]) for report in reports)])
+    text_points = TextPath((0, 0), "8" * digits, size=_CELL_FONT).get_extents().width
+    return max(_PANEL_INCHES, _PANEL_FRAME_INCHES + columns * (text_points + 8) / 72)
 
 
 def confusion_figure(reports: Sequence[Mapping[str, Any]], *, normalize: bool = True) -> Any:
     """One confusion-matrix panel per run: full label names, counts in the cells, colour = share of the gold row
-    (``normalize``) or the count itself."""
+    (``normalize``) or the count itself. Panels widen with the largest count (``confusion_panel_inches``)."""
     plt = pyplot_agg()
-    fig, axes = plt.subplots(1, len(reports), figsize=(9.5 * len(reports), 8.5), squeeze=False)
+    width = confusion_panel_inches(reports)
+    fig, axes = plt.subplots(1, len(reports), figsize=(width * len(reports), 8.5), squeeze=False)
     for ax, report, label in zip(axes[0], reports, run_labels(reports), strict=True):
         image = _confusion_panel(ax, report, normalize, label)
         bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
