@@ -79,6 +79,31 @@ def test_comparison_of_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert cli_main(["report", str(first), str(second), "--export-tsv", str(tmp_path / "x.tsv")]) == 2
 
 
+def test_a_report_and_a_comparison_name_the_limit_with_the_same_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # none: the config records no limit; -n 5: it records one; ?: the run saved no config
+    unlimited = write_run(tmp_path / "all", [good_line("T1")])
+    limited = write_run(tmp_path / "five", [good_line("T1")], limit=5)
+    unknown = write_run(tmp_path / "bare", [good_line("T1")])
+    (unknown / "configs" / "resolved" / "eval.json").unlink()
+    heads = []
+    for run_dir in (unlimited, limited, unknown):
+        assert cli_main(["report", "--bootstrap", "0", str(run_dir)]) == 0
+        heads.append(capsys.readouterr().out.splitlines()[2])
+    assert heads == [
+        "  model test-model | split validation | negatives 0 | limit none",
+        "  model test-model | split validation | negatives 0 | limit -n 5",
+        "  model ? | split ? | negatives 0 | limit ?",
+    ]
+    assert cli_main(["report", "--bootstrap", "0", str(unlimited), str(limited), str(unknown)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:4] == [
+        f"  [1] all (test-model, split validation, negatives 0, limit none) {unlimited}",
+        f"  [2] five (test-model, split validation, negatives 0, limit -n 5) {limited}",
+        f"  [3] bare (?, split ?, negatives 0, limit ?) {unknown}",
+    ]
+
+
 def test_a_run_named_twice_is_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = multilabel_run(tmp_path)
     plot = tmp_path / "m.png"

@@ -77,6 +77,12 @@ def data_name(run: Mapping[str, Any]) -> str:
     return f"data {named}" if named else f"split {run['split'] or '?'}"
 
 
+def limit_text(run: Mapping[str, Any]) -> str:
+    """How a report names a run's task limit (``report["run"]["limit"]``): the limit, ``none`` when the run's config
+    records none, ``?`` when the run saved no config (the same word in a report and in a comparison)."""
+    return run["limit"] or ("none" if run["limit"] == "" else "?")
+
+
 def _header(report: Mapping[str, Any]) -> list[str]:
     run, k = report["run"], report["rollouts_per_task"]
     per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
@@ -84,7 +90,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"model {run['model'] or '?'}",
         data_name(run),
         f"negatives {report['setting']['negatives'] or '?'}",
-        f"limit {run['limit'] or ('none' if run['limit'] == '' else '?')}",
+        f"limit {limit_text(run)}",
     ]
     lines = [
         f"drugprot report: {run['name']} ({run['source']})",

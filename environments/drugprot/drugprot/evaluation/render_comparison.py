@@ -14,6 +14,7 @@ from drugprot.evaluation.render import (
     comparison_intervals,
     data_name,
     failed_run_lines,
+    limit_text,
     pct,
     table_lines,
     versions_note,
@@ -38,7 +39,7 @@ def format_comparison(
         run = report["run"]
         out.append(
             f"  {col} {run['name']} ({run['model'] or '?'}, {data_name(run)}, negatives "
-            f"{report['setting']['negatives'] or '?'}, limit {run['limit'] or 'none'}) {run['path']}"
+            f"{report['setting']['negatives'] or '?'}, limit {limit_text(run)}) {run['path']}"
         )
         lines = report["lines"]
         if lines["corrupt"] or lines["unidentified"] or report["rescored"]:

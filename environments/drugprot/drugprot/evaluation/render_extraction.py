@@ -20,6 +20,7 @@ from drugprot.evaluation.render import (
     format_failure,
     format_intervals_note,
     format_tokens,
+    limit_text,
     official_metric_lines,
     pct,
     per_class_lines,
@@ -30,14 +31,10 @@ from drugprot.evaluation.render import (
 from drugprot.evaluation.render_comparison import format_paired
 
 
-def _limit(run: Mapping[str, Any]) -> str:
-    return run["limit"] or ("none" if run["limit"] == "" else "?")
-
-
 def _header(report: Mapping[str, Any]) -> list[str]:
     run, k = report["run"], report["rollouts_per_task"]
     per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
-    facts = [f"model {run['model'] or '?'}", data_name(run), "mode extraction", f"limit {_limit(run)}"]
+    facts = [f"model {run['model'] or '?'}", data_name(run), "mode extraction", f"limit {limit_text(run)}"]
     versions = run.get("versions") or {}
     lines = [
         f"drugprot report: {run['name']} ({run['source']})",
@@ -119,7 +116,7 @@ def format_extraction_comparison(
         run = report["run"]
         out.append(
             f"  {col} {run['name']} ({run['model'] or '?'}, {data_name(run)}, mode extraction, limit "
-            f"{run['limit'] or 'none'}) {run['path']}"
+            f"{limit_text(run)}) {run['path']}"
         )
     note = versions_note(cols, reports)
     if note is not None:
