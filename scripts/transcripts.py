@@ -9,13 +9,15 @@ A shown transcript sits between two markers in a Markdown file::
     ```
     <!-- /transcript -->
 
-``BLOCKS`` names each block: the command it shows and which part of its output. ``--write`` runs every command
-once (in a temporary directory, the repository's ``environments/`` linked in, so relative paths read as from the
-repository root), normalises what changes from run to run (``normalise``: run hashes, ports, seconds, the package
-version, the repository's own path) and splices the result between the markers; ``--check`` does the same into
-memory and exits 1 naming every block that differs (``tests/test_transcripts.py`` runs it). Blocks on the real
-350-abstract sample (not shipped) run only when ``DRUGPROT_REAL_SAMPLE`` names it; otherwise they are left as they
-are and listed as skipped.
+``BLOCKS`` names each block: the command it shows and which part of its output, or a ``Session``: several commands
+typed in one shell (local servers started in the background on free ports, ``vf-eval`` against them, then
+``vf-replay``/``vf-gepa`` and ``drugprot report``), each shown as ``$ ...`` with the part of its output it selects.
+``--write`` runs every command once (in a temporary directory, the repository's ``environments/`` linked in, so
+relative paths read as from the repository root), normalises what changes from run to run (``normalise``: run
+hashes, ports, seconds, the package version, the repository's own path) and splices the result between the
+markers; ``--check`` does the same into memory and exits 1 naming every block that differs
+(``tests/test_transcripts.py`` runs it). Blocks on the real 350-abstract sample (not shipped) run only when
+``DRUGPROT_REAL_SAMPLE`` names it; otherwise they are left as they are and listed as skipped.
 
 Usage (from the repository root, in the workspace venv)::
 
@@ -29,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import selectors
 import shlex
 import subprocess
 import sys
@@ -56,12 +59,37 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One line of a shell session as a reader types it (``uv run X``: the workspace venv's ``X``)."""
+
+    shown: str
+    select: Callable[[list[str]], list[str]] = lambda lines: lines
+    """The part of the step's output shown (after ``normalise``)."""
+    background: bool = False
+    """A server (``drugprot serve ... --port N``), shown with `` &``: started on a free port, its first line shown,
+    stopped after the last step; ``127.0.0.1:N`` in later steps is rewritten to the port it got."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """Several commands typed in one shell, in one temporary directory: each shown as ``$ ...`` with its output.
+    A step ``NAME=value`` sets a variable for the steps after it."""
+
+    steps: tuple[Step, ...]
+    real_sample: bool = False
+
+    @property
+    def shown(self) -> str:
+        return "\n".join(step.shown for step in self.steps)
+
+
+@dataclass(frozen=True)
 class Block:
     """One shown transcript: the file, the command and the part of its output shown."""
 
     name: str
     file: str
-    command: Command
+    command: Command | Session
     select: Callable[[list[str]], list[str]]
     prompt: bool = True
     """Show the command as a ``$ ...`` first line."""
@@ -100,6 +128,27 @@ def validate_summary(lines: list[str]) -> list[str]:
     return "\n".join(out).splitlines()
 
 
+_LOG_TIME = re.compile(r"^\d\d:\d\d:\d\d\s+")
+
+
+def log_lines(*needles: str) -> Callable[[list[str]], list[str]]:
+    """The log lines (verifiers' ``HH:MM:SS  INFO ...``) that contain one of ``needles``, without their time."""
+
+    def select(lines: list[str]) -> list[str]:
+        return [_LOG_TIME.sub("", line) for line in lines if _LOG_TIME.match(line) and any(n in line for n in needles)]
+
+    return select
+
+
+def lines_with(*starts: str) -> Callable[[list[str]], list[str]]:
+    """The lines that start with one of ``starts``, in order."""
+
+    def select(lines: list[str]) -> list[str]:
+        return [line for line in lines if line.startswith(starts)]
+
+    return select
+
+
 DEMO = Command("uv run drugprot demo --plot outputs/demo-confusion.png --plot-classes outputs/demo-classes.png")
 CURVES = Command("uv run drugprot curves environments/drugprot/drugprot/tools/sample/synthetic-prime-rl-run")
 BASELINES = Command("uv run drugprot baseline majority lexical --split train --data-path FILE", real_sample=True)
@@ -115,6 +164,57 @@ VALIDATE = Command(
     real_sample=True,
 )
 
+_SAMPLE = "S=environments/drugprot/drugprot/tools/sample/drugprot_sample.jsonl"
+_SERVE_LEXICAL = Step(
+    "uv run drugprot serve --baseline lexical --port 8000 --data-path $S --negatives all", background=True
+)
+_STUDENT = "-m drugprot-lexical-baseline --client.base-url http://127.0.0.1:8000/v1 --client.api-key-var DRUGPROT_KEY"
+_NEXT = " \\\n    "  # a shown command continued on the next line
+_EVAL = f"DRUGPROT_KEY=local uv run vf-eval drugprot{_NEXT}{_STUDENT}{_NEXT}--no-push --no-rich -n 10"
+_DATA = "--env.taskset.data-path $S --env.taskset.negatives all"
+REPLAY = Session(
+    (
+        Step(_SAMPLE),
+        _SERVE_LEXICAL,
+        Step(f"{_EVAL} {_DATA}", log_lines("INFO running", "INFO results:")),
+        Step(
+            "uv run vf-replay outputs/drugprot--* --env.taskset.fp-cost 0.35 --no-rich -o outputs/replay-fp035",
+            log_lines("INFO replay: re-scoring"),
+        ),
+        Step(
+            "uv run drugprot report outputs/drugprot--* outputs/replay-fp035 --bootstrap 0",
+            section("drugprot report: comparison"),
+        ),
+        *(
+            Step(f"uv run drugprot report {run} --bootstrap 0", lines_with("  reward:", "  mean reward"))
+            for run in ("outputs/drugprot--*", "outputs/replay-fp035")
+        ),
+    )
+)
+GEPA = Session(
+    (
+        Step(_SAMPLE),
+        _SERVE_LEXICAL,
+        Step(
+            f"uv run drugprot serve --port 8001 --model teacher{_NEXT}--reply 'Name the one relation the abstract "
+            "states between the two marked mentions, as one boxed letter.'",
+            background=True,
+        ),
+        Step(
+            f"DRUGPROT_KEY=local uv run vf-gepa drugprot{_NEXT}{_STUDENT}{_NEXT}--reflection-model teacher "
+            f"--reflection-client.base-url http://127.0.0.1:8001/v1{_NEXT}--reflection-client.api-key-var DRUGPROT_KEY "
+            f"-n 6 --num-train 3 --num-val 3 --max-total-rollouts 24 -o outputs/gepa{_NEXT}{_DATA}",
+            log_lines("INFO Iteration", "INFO best system prompt:"),
+        ),
+        Step(
+            f"{_EVAL} -o outputs/tuned{_NEXT}{_DATA}{_NEXT}"
+            "--env.taskset.system-prompt outputs/gepa/*/best_system_prompt.txt",
+            log_lines("INFO results:"),
+        ),
+        Step("uv run drugprot report outputs/tuned --bootstrap 0", lines_with("  versions:")),
+    )
+)
+
 BLOCKS: tuple[Block, ...] = (
     Block("demo", "README.md", DEMO, whole),
     Block("demo-accuracy", "docs/evaluation.md", DEMO, section("Accuracy"), prompt=False),
@@ -123,6 +223,8 @@ BLOCKS: tuple[Block, ...] = (
     Block("baselines", "README.md", BASELINES, section("95% intervals", to_blank=False), prompt=False),
     Block("baselines-all", "README.md", BASELINES_ALL, section("95% intervals", to_blank=False), prompt=False),
     Block("calibration-real", "docs/evaluation.md", LEXICAL_ALL, section("  calibration")),
+    Block("replay", "environments/drugprot/README.md", REPLAY, whole, prompt=False),
+    Block("gepa", "environments/drugprot/README.md", GEPA, whole, prompt=False),
 )
 
 # What changes between two runs of the same command, and what it is shown as.
@@ -175,9 +277,87 @@ def run_command(command: Command, real_sample: str | None) -> str:
     return done.stdout
 
 
+_SERVING = re.compile(r"serving http://127\.0\.0\.1:(\d+)/v1")
+_PORT_ARG = re.compile(r"--port (\d+)")
+_SERVER_START_SECONDS = 60.0
+
+
+def _start_server(command: str, env: dict[str, str], cwd: str) -> tuple[subprocess.Popen[str], str, str]:
+    """Start a background step on any free port (``--port 0``); the process, its first line and its port."""
+    proc = subprocess.Popen(
+        ["bash", "-c", "exec " + _PORT_ARG.sub("--port 0", command)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    ready = selectors.DefaultSelector()
+    ready.register(proc.stdout, selectors.EVENT_READ)
+    if not ready.select(timeout=_SERVER_START_SECONDS):
+        proc.kill()
+        raise SystemExit(f"transcripts: {command!r} printed nothing in {_SERVER_START_SECONDS:.0f} s")
+    first = proc.stdout.readline().rstrip("\n")
+    match = _SERVING.search(first)
+    if match is None:
+        proc.kill()
+        raise SystemExit(f"transcripts: {command!r} did not start: {first}{proc.stdout.read()}")
+    return proc, first, match.group(1)
+
+
+def run_session(session: Session, real_sample: str | None) -> str:
+    """Run ``session``'s steps in one temporary directory that sees the repository's ``environments/``; the
+    transcript: each step as ``$ ...`` and the part of its normalised output it shows."""
+    bin_dir = str(Path(sys.executable).parent)  # `uv run X` is the workspace venv's X (uv run would sync first)
+    out: list[str] = []
+    servers: list[subprocess.Popen[str]] = []
+    ports: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="drugprot-transcripts-") as tmp:
+        (Path(tmp) / "environments").symlink_to(ROOT / "environments")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        env["NO_PROXY"] = ",".join(filter(None, [env.get("NO_PROXY", ""), "127.0.0.1", "localhost"]))
+        try:
+            for step in session.steps:
+                command = step.shown.replace("uv run ", "")
+                if session.real_sample:
+                    assert real_sample is not None
+                    command = command.replace("FILE", real_sample)
+                for shown, got in ports.items():
+                    command = command.replace(f"127.0.0.1:{shown}/", f"127.0.0.1:{got}/")
+                assignment = re.fullmatch(r"(\w+)=(\S+)", command)
+                if assignment:
+                    env[assignment.group(1)] = assignment.group(2)
+                    out.append(f"$ {step.shown}")
+                    continue
+                if step.background:
+                    proc, first, port = _start_server(command, env, tmp)
+                    servers.append(proc)
+                    ports[_PORT_ARG.search(step.shown).group(1)] = port  # type: ignore[union-attr]
+                    out += [f"$ {step.shown} &", *step.select(normalise(first))]
+                    continue
+                done = subprocess.run(
+                    ["bash", "-c", command],
+                    cwd=tmp,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    check=False,
+                )
+                if done.returncode != 0:
+                    raise SystemExit(f"transcripts: {step.shown!r} failed (exit {done.returncode}):\n{done.stdout}")
+                out += [f"$ {step.shown}", *step.select(normalise(done.stdout.replace(f"{tmp}/", "")))]
+        finally:
+            for proc in servers:
+                proc.terminate()
+                proc.wait(timeout=30)
+    return "\n".join(out) + "\n"
+
+
 def render(block: Block, output: str) -> str:
-    """The Markdown between the block's markers."""
-    lines = block.select(normalise(output))
+    """The Markdown between the block's markers (a session's output is its transcript already)."""
+    lines = block.select(output.splitlines() if isinstance(block.command, Session) else normalise(output))
     head = [f"$ {block.command.shown}"] if block.prompt else []
     return "```\n" + "\n".join([*head, *lines]) + "\n```\n"
 
@@ -207,8 +387,11 @@ def generate(blocks: Sequence[Block], real_sample: str | None) -> tuple[dict[str
             skipped.append(block.name)
             continue
         if block.command.shown not in outputs:
-            print(f"transcripts: running {block.command.shown}", file=sys.stderr, flush=True)
-            outputs[block.command.shown] = run_command(block.command, real_sample)
+            print(f"transcripts: running {block.command.shown.splitlines()[-1]}", file=sys.stderr, flush=True)
+            command = block.command
+            outputs[command.shown] = (
+                run_session(command, real_sample) if isinstance(command, Session) else run_command(command, real_sample)
+            )
         text = files.get(block.file) or (ROOT / block.file).read_text(encoding="utf-8")
         files[block.file] = splice(text, block.name, render(block, outputs[block.command.shown]))
     return files, skipped

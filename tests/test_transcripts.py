@@ -68,6 +68,35 @@ def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
     ]
 
 
+def test_log_lines_keep_the_named_lines_without_their_time() -> None:
+    lines = ["05:27:51    INFO running 10x1 rollouts", "05:27:51    INFO rollout start: id=1", "  INFO results: x"]
+    assert transcripts.log_lines("INFO running", "INFO results:")(lines) == ["INFO running 10x1 rollouts"]
+    assert transcripts.lines_with("  INFO")(lines) == ["  INFO results: x"]
+
+
+def test_a_session_runs_its_steps_in_one_directory_with_its_servers_and_variables() -> None:
+    """A variable carries to later steps, a background server gets a free port that later steps' ``127.0.0.1:N/``
+    is rewritten to, each step shows its selected output, and the server is stopped at the end."""
+    fetch = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode()[:14])"
+    session = transcripts.Session(
+        (
+            transcripts.Step("WORD=hello"),
+            transcripts.Step("uv run drugprot serve --port 8000 --reply hi", background=True),
+            transcripts.Step(f"python -c '{fetch}' http://127.0.0.1:8000/v1/models"),
+            transcripts.Step("echo $WORD; echo skipped", transcripts.lines_with("hello")),
+        )
+    )
+    assert transcripts.run_session(session, None).splitlines() == [
+        "$ WORD=hello",
+        "$ uv run drugprot serve --port 8000 --reply hi &",
+        "serving http://127.0.0.1:<port>/v1 (Ctrl-C to stop)",
+        f"$ python -c '{fetch}' http://127.0.0.1:8000/v1/models",
+        '{"object": "li',
+        "$ echo $WORD; echo skipped",
+        "hello",
+    ]
+
+
 def test_splice_replaces_only_the_named_block() -> None:
     text = (
         "a\n<!-- transcript: one -->\n```\nold\n```\n<!-- /transcript -->\n"
