@@ -162,7 +162,7 @@ def measure_fast(counts: Mapping[str, int]) -> dict[str, Any]:
     return {
         "scope": "fast",
         "date": datetime.date.today().isoformat(),
-        "command": FAST_COMMAND,
+        "command": FAST_COMMAND + (" (DRUGPROT_REAL_SAMPLE set)" if os.environ.get("DRUGPROT_REAL_SAMPLE") else ""),
         "machine": where,
         "collected": {"fast": counts["fast"]},
         "stages": {"fast": {**outcomes, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}},
