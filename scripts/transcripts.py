@@ -36,6 +36,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,6 +281,7 @@ def run_command(command: Command, real_sample: str | None) -> str:
 _SERVING = re.compile(r"serving http://127\.0\.0\.1:(\d+)/v1")
 _PORT_ARG = re.compile(r"--port (\d+)")
 _SERVER_START_SECONDS = 60.0
+_STEP_SECONDS = 900.0  # a session step that hangs (a server that never answers) fails the run instead
 
 
 def _start_server(command: str, env: dict[str, str], cwd: str) -> tuple[subprocess.Popen[str], str, str]:
@@ -303,6 +305,7 @@ def _start_server(command: str, env: dict[str, str], cwd: str) -> tuple[subproce
     if match is None:
         proc.kill()
         raise SystemExit(f"transcripts: {command!r} did not start: {first}{proc.stdout.read()}")
+    threading.Thread(target=proc.stdout.read, daemon=True).start()  # drained: a full pipe would stall the server
     return proc, first, match.group(1)
 
 
@@ -344,6 +347,7 @@ def run_session(session: Session, real_sample: str | None) -> str:
                     stderr=subprocess.STDOUT,
                     text=True,
                     check=False,
+                    timeout=_STEP_SECONDS,
                 )
                 if done.returncode != 0:
                     raise SystemExit(f"transcripts: {step.shown!r} failed (exit {done.returncode}):\n{done.stdout}")
