@@ -310,10 +310,13 @@ def render_summary(counts: Mapping[str, int], records: Sequence[Mapping[str, Any
     if walls and walls[-1] != walls[0]:
         span += f" to {minutes(walls[-1])}"
     wall = f" ({span} wall, by machine and load)" if walls else ""
+    fast = latest(records, "fast", "fast")
+    cpu = (fast or {}).get("stages", {}).get("fast", {}).get("cpu_s")
+    fast_cost = "not measured" if fast is None or cpu is None else f"{thousands(cpu)} CPU-s on {fast['date']}"
     text = (
         f"The whole suite (`scripts/test.sh`: {stages} tests on its three stages) has taken "
         f"**{cpu_range(records, 'suite')}**{wall}. While working, run the fast loop first "
-        f"({thousands(counts['fast'])} tests, {cpu_range(records, 'fast')}; [Tests](#tests) has each measurement)."
+        f"({thousands(counts['fast'])} tests; {fast_cost}; [Tests](#tests) has each measurement)."
     )
     return "\n".join(_wrapped(text)) + "\n"
 

@@ -108,8 +108,8 @@ def test_the_table_shows_counts_now_and_each_stage_s_latest_measurement() -> Non
 def test_the_summary_states_the_measured_range() -> None:
     assert figures.render_summary(COUNTS, RECORDS) == (
         "The whole suite (`scripts/test.sh`: 1,989 + 1,989 + 171 tests on its three stages) has taken **978 CPU-s** "
-        "(8 min 39 s\nwall, by machine and load). While working, run the fast loop first (1,959 tests, 150 CPU-s; "
-        "[Tests](#tests) has each\nmeasurement).\n"
+        "(8 min 39 s\nwall, by machine and load). While working, run the fast loop first (1,959 tests; 150 CPU-s on "
+        "2026-12-05;\n[Tests](#tests) has each measurement).\n"
     )
     slower = {**RECORDS[0], "wall_s": 1560, "cpu_s": 855}
     assert "has taken **855–978 CPU-s** (8 min 39\ns to 26 min wall, by machine and load)" in figures.render_summary(
