@@ -133,6 +133,17 @@ def readme_count(row_start: str) -> int:
     return int(row.split(" | ")[1].replace(",", ""))
 
 
+def test_the_readme_blocks_render_the_recorded_measurements() -> None:
+    """The README's blocks are what the script renders from scripts/suite_figures.json and the README's own counts:
+    a measurement recorded (or edited) without re-rendering fails here."""
+    counts = {
+        "fast": readme_count("| fast loop: "),
+        **{stage.name: readme_count(f"| `scripts/test.sh` stage {stage.title} ") for stage in figures.STAGES},
+    }
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert figures.render_readme(text, counts, figures.load_records()) == text
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("verifiers.legacy") is not None,
