@@ -1,4 +1,4 @@
-"""prime-rl's curriculum in the sandbox (``bench.curriculum``, ``bench.sim_curriculum``).
+"""prime-rl's curriculum in the sandbox (``evidence.curriculum``, ``evidence.sim_curriculum``).
 
 The pool sampler draws what prime-rl's own ``DifficultyPoolSampler`` draws on the same stream of group rewards (where
 prime-rl imports; skipped otherwise), its pools sit on the default reward's own scale, the ``advantage_range`` gate
@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import curriculum, rl_sim, sim_curriculum
-from bench.evidence import load, score_pair
 from drugprot.core.rewards import Reward
+from evidence import curriculum, rl_sim, sim_curriculum
+from evidence.shared import load, score_pair
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "drugprot_fixture.jsonl")
 
@@ -94,7 +94,7 @@ def test_a_gated_step_keeps_generating_and_trains_only_on_admitted_groups() -> N
 
 
 def test_rollouts_to_a_target_use_the_smoothed_held_out_f1() -> None:
-    from bench.sim_report import rollouts_to
+    from evidence.sim_report import rollouts_to
 
     progress = [(0, 0, 0.1), (20, 100, 0.5), (40, 200, 0.2), (60, 300, 0.5), (80, 400, 0.5)]
     assert rollouts_to(progress, 0.39) == 300.0  # (0.5 + 0.2 + 0.5) / 3 = 0.4: the one before is 0.27
@@ -103,7 +103,7 @@ def test_rollouts_to_a_target_use_the_smoothed_held_out_f1() -> None:
 
 
 def test_the_waste_is_the_zero_advantage_share_per_phase_of_the_run(tmp_path: Path) -> None:
-    from bench.sim_report import waste
+    from evidence.sim_report import waste
 
     run = tmp_path / "pair-utility-all-split0"
     run.mkdir()

@@ -1,7 +1,7 @@
-"""``python -m bench.rl_sim --data-path FILE --out DIR``: GRPO on CPU with the environment's own rewards, over many
+"""``python -m evidence.rl_sim --data-path FILE --out DIR``: GRPO on CPU with the environment's own rewards, over many
 PMID splits and two policy classes.
 
-A stand-in policy, log-linear over the features of a (chemical, gene) pair (``bench.evidence.POLICY_CLASSES``: the
+A stand-in policy, log-linear over the features of a (chemical, gene) pair (``evidence.shared.POLICY_CLASSES``: the
 lexical baseline's cues, or hashed words), is trained with GRPO: each step draws prompts from the train abstracts of
 a PMID split, 8 rollouts per prompt, and pushes up the log-probability of each rollout's actions in proportion to its
 group-relative advantage (reward minus the group's mean, as prime-rl's default). Every reward comes from the
@@ -50,27 +50,27 @@ from typing import Any
 
 import numpy as np
 
-from bench import sim_report
 from bench.common import (
     add_overwrite,
-    check_held_out,
     check_run_folders,
     load_data,
     positive_int,
     too_small,
     write_json,
 )
-from bench.evidence import (
+from drugprot.core.rewards import Costs, Reward, Weights, utility
+from drugprot.core.schema import Document
+from evidence import sim_report
+from evidence.shared import (
     ACTIONS,
     N_INDEX,
     POLICY_CLASSES,
     calibrated_fp,
+    check_held_out,
     single_thread,
 )
-from bench.sim_curriculum import curriculum_pair_step, new_sampler
-from bench.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
-from drugprot.core.rewards import Costs, Reward, Weights, utility
-from drugprot.core.schema import Document
+from evidence.sim_curriculum import curriculum_pair_step, new_sampler
+from evidence.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
 
 GROUP = 8
 TAIL = 4
@@ -100,7 +100,7 @@ class Recipe:
     """``default`` (the knob's), ``calibrated`` (the step-0 F1 of the train folds) or ``adaptive``."""
     sampler: str = "uniform"
     """``uniform`` (the sandbox's standard: prompts drawn without replacement per step) or ``pool`` (prime-rl's
-    ``difficulty_pool`` on the reward's scale, ``bench.curriculum.utility_pools``)."""
+    ``difficulty_pool`` on the reward's scale, ``evidence.curriculum.utility_pools``)."""
     gate: bool = False
     """prime-rl's ``advantage_range`` gate at its default ``[0, 0]``: fill the batch with admitted groups."""
     pool_weight: float = 0.1
@@ -375,7 +375,7 @@ def run_all(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.rl_sim", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evidence.rl_sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--out", required=True, help="directory for one prime-rl style run directory per run")
     parser.add_argument(

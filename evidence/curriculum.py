@@ -1,4 +1,4 @@
-"""prime-rl's curriculum at the pinned commit, modelled for the GRPO sandbox (``bench.rl_sim``).
+"""prime-rl's curriculum at the pinned commit, modelled for the GRPO sandbox (``evidence.rl_sim``).
 
 prime-rl (``src/prime_rl/orchestrator/curriculum/``, configs in ``prime_rl.configs.orchestrator``) gives each train
 source a task sampler and admission gates:
