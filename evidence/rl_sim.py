@@ -104,6 +104,9 @@ class Recipe:
     gate: bool = False
     """prime-rl's ``advantage_range`` gate at its default ``[0, 0]``: fill the batch with admitted groups."""
     pool_weight: float = 0.1
+    negative_share: float | None = None
+    """The NO-RELATION share of the pair task mix: None keeps every task of ``negatives``; a share keeps every gold
+    pair and a seeded sample of the NO-RELATION candidates of that share (``task_mix``)."""
 
 
 RECIPES = (
@@ -265,7 +268,8 @@ def train(
     first evaluation and the mean of its last quarter of evaluations (one held-out evaluation is noisy)."""
     rng, eval_rng = np.random.default_rng(seed), np.random.default_rng(10_000 + seed)
     w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
-    tasks = data.tasks(data.train, recipe.negatives) if recipe.mode == "pair" else []
+    pair = recipe.mode == "pair"
+    tasks = task_mix(data, data.tasks(data.train, recipe.negatives), recipe.negative_share, seed) if pair else []
     by_pmid = data.candidates(data.train) if recipe.mode == "extraction" else {}
     out.mkdir(parents=True, exist_ok=True)
     evals, running, trainable, progress, rollouts = [], np.zeros(3), [], [], 0.0
@@ -312,6 +316,20 @@ def train(
         "progress": progress,
         "rollouts": rollouts,
     }
+
+
+def task_mix(data: Data, tasks: list[int], negative_share: float | None, seed: int) -> list[int]:
+    """``tasks`` with NO-RELATION candidates sampled (seeded) to ``negative_share`` of the mix, every gold pair kept, in
+    their order; all of ``tasks`` when the share is None or needs more NO-RELATION candidates than there are."""
+    if negative_share is None:
+        return tasks
+    positive = [i for i in tasks if data.rows[i].gold]
+    negative = [i for i in tasks if not data.rows[i].gold]
+    want = round(negative_share / (1 - negative_share) * len(positive))
+    if want >= len(negative):
+        return tasks
+    kept = set(np.random.default_rng(seed).choice(negative, size=want, replace=False).tolist())
+    return [i for i in tasks if data.rows[i].gold or i in kept]
 
 
 def _step_keys(logged: dict[str, float], costs: Costs) -> dict[str, float]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench import ab, build, corpus, cost, failfast, pipeline, score, score_bounds
-from evidence import alignment, decision, rl_sim
+from evidence import alignment, curriculum_choice, decision, rl_sim
 from tests.conftest import FIXTURE_JSONL
 from tests.scripts import load_script
 
@@ -39,6 +39,8 @@ DATA_READERS: dict[str, tuple[str, Main, Callable[[Path], list[str]]]] = {
     "decision": ("python -m evidence.decision", decision.main, lambda d: ["--data-path", str(d)]),
     "pipeline": ("python -m bench.pipeline", pipeline.main, lambda d: ["--data-path", str(d), "--quick"]),
     "rl_sim": ("python -m evidence.rl_sim", rl_sim.main, lambda d: ["--data-path", str(d), *rl_out(d)]),
+    "curriculum_choice": ("python -m evidence.curriculum_choice", curriculum_choice.main,
+                          lambda d: ["--data-path", str(d), *rl_out(d)]),
     "score": ("python -m bench.score", score.main, lambda d: ["--data-path", str(d), "--quick"]),
     "eval_size": ("eval_size.py", lambda a: load_script("eval_size").main(list(a)), lambda d: ["--data-path", str(d)]),
     "prompt_lengths": (
@@ -53,7 +55,7 @@ DATA_READERS: dict[str, tuple[str, Main, Callable[[Path], list[str]]]] = {
     ),
 }  # fmt: skip
 """Every bench or evidence module and script that reads DrugProt data: (its prog, its main, its argv for data)."""
-ANALYSES = ("alignment", "decision", "rl_sim", "eval_size")
+ANALYSES = ("alignment", "decision", "rl_sim", "curriculum_choice", "eval_size")
 """The ones that compare abstracts against the gold: they need two abstracts and gold relations."""
 JSON_WRITERS = ("ab", "alignment", "build", "cost", "decision", "pipeline", "score")
 """The ones that read data and write ``--json OUT``."""
@@ -203,7 +205,7 @@ def test_an_analysis_says_when_the_data_is_too_small(
 ) -> None:
     prog, main, argv = DATA_READERS[name]
     what = {"alignment": "the alignment analysis", "decision": "the decision analysis", "rl_sim": "the RL sandbox",
-            "eval_size": "the eval-size analysis"}[name]  # fmt: skip
+            "curriculum_choice": "the curriculum choice", "eval_size": "the eval-size analysis"}[name]  # fmt: skip
     one = tmp_path / "one.jsonl"
     one.write_text(json.dumps(rows()[0]) + "\n", encoding="utf-8")
     assert refusal(main, argv(one), capsys) == (
@@ -218,7 +220,7 @@ def test_an_analysis_says_when_the_data_is_too_small(
     assert not (tmp_path / "rl").exists()  # nothing written
 
 
-@pytest.mark.parametrize("name", ["decision", "rl_sim"])
+@pytest.mark.parametrize("name", ["decision", "rl_sim", "curriculum_choice"])
 def test_a_held_out_analysis_says_when_no_abstract_is_held_out(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -231,7 +233,8 @@ def test_a_held_out_analysis_says_when_no_abstract_is_held_out(
     small = tmp_path / "small.jsonl"
     small.write_text("".join(json.dumps(row) + "\n" for row in train_rows), encoding="utf-8")
     relations = sum(len(row["relations"]) for row in train_rows)
-    what = "the decision analysis" if name == "decision" else "the RL sandbox"
+    what = {"decision": "the decision analysis", "rl_sim": "the RL sandbox",
+            "curriculum_choice": "the curriculum choice"}[name]  # fmt: skip
     assert refusal(main, argv(small), capsys) == (
         f"{prog}: error: --data-path {small}: too small for {what}: its 2 abstracts split into 2 training abstracts "
         f"({relations} gold relations) and 0 held-out ones, and it needs both, with gold relations to fit on; pass "
