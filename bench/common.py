@@ -255,21 +255,6 @@ def load_data(
     return documents
 
 
-def check_held_out(prog: str, data_path: str | os.PathLike[str], documents: Sequence[Document], *, what: str) -> None:
-    """Exit 2 with one line unless ``bench.evidence.split_by_pmid`` gives ``documents`` a training part with a gold
-    relation and a held-out part: an analysis that fits on the one and scores on the other needs both."""
-    from bench.evidence import split_by_pmid
-
-    train, held_out = split_by_pmid(documents)
-    if not held_out or not any(document.relations for document in train):
-        fail(
-            prog,
-            f"--data-path {data_path}: too small for {what}: its {len(documents)} abstracts split into {len(train)} "
-            f"training abstracts ({sum(len(d.relations) for d in train)} gold relations) and {len(held_out)} held-out "
-            "ones, and it needs both, with gold relations to fit on; pass more abstracts",
-        )
-
-
 def check_run_folders(
     prog: str,
     flag: str,

@@ -9,7 +9,7 @@
 #      `UV_PROJECT=<prime-rl checkout> uv run --no-sync rl @ ...` from this repository;
 #   3. per harness: starts prime-rl's `env-server` from the resolved env config of configs/drugprot.toml
 #      with `data_path` set to the sample data, and runs one group of rollouts through prime-rl's
-#      orchestrator `Env` client against a local token-route server (scripts/prime_rl_check.py: POST
+#      orchestrator `Env` client against a local token-route server (scripts/prime_rl_check_model.py: POST
 #      /inference/v1/generate with token ids and one logprob per token) and a byte-level tokenizer;
 #      checks every reward against the gold labels, with a non-default reward weight (format_weight=0.2 unless
 #      ROLLOUT OPTIONS give --taskset), and prints CPU-s per rollout;

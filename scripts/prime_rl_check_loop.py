@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import prime_rl_check as check  # noqa: E402
+import prime_rl_check_model as model  # noqa: E402
+import prime_rl_check_rollouts as rollouts  # noqa: E402
 
 PLACEHOLDER_PACKAGES = ("vllm", "torchtitan", "fla", "ring_flash_attn")
 """Import-only dependencies of the orchestrator that the CPU install leaves out (see the module docstring)."""
@@ -110,11 +111,11 @@ class Task:
     name: str
     """drugprot's task key (PMID:ARG1:ARG2)."""
     gold: list[str]
-    replies: list[check.Reply]
+    replies: list[model.Reply]
     uniform: bool = False
-    served: list[check.Reply] = field(default_factory=list)
+    served: list[model.Reply] = field(default_factory=list)
     """The replies given to its training rollouts."""
-    evaluated: list[check.Reply] = field(default_factory=list)
+    evaluated: list[model.Reply] = field(default_factory=list)
 
 
 class Scripted:
@@ -137,7 +138,7 @@ class Scripted:
             return self.tasks[prompt_text]
         raise LookupError("prompt matches no task")
 
-    def reply(self, route: str, task: Task, body: dict, train: bool) -> check.Reply:
+    def reply(self, route: str, task: Task, body: dict, train: bool) -> model.Reply:
         with self._lock:
             self.requests.append((route, body))
             if not train:
@@ -155,7 +156,7 @@ class Scripted:
 def make_server(scripted: Scripted, models: list[str]):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    eos = 256 + check.SPECIAL_TOKENS.index(check.EOS)
+    eos = 256 + model.SPECIAL_TOKENS.index(model.EOS)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -183,10 +184,10 @@ def make_server(scripted: Scripted, models: list[str]):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
             try:
                 if self.path.endswith("/inference/v1/generate"):
-                    task = scripted.find(check.detokenize(body["token_ids"]))
+                    task = scripted.find(model.detokenize(body["token_ids"]))
                     reply = scripted.reply("generate", task, body, train=True)
-                    ids = [*check.token_ids(reply.text), eos]
-                    logprobs = [{"token": f"token_id:{i}", "logprob": check.LOGPROB} for i in ids]
+                    ids = [*model.token_ids(reply.text), eos]
+                    logprobs = [{"token": f"token_id:{i}", "logprob": model.LOGPROB} for i in ids]
                     choice = {"index": 0, "token_ids": ids, "finish_reason": "stop", "logprobs": {"content": logprobs}}
                     self._send(200, {"request_id": f"gen-{len(scripted.requests)}", "choices": [choice]})
                 elif self.path.endswith("/chat/completions"):
@@ -195,7 +196,7 @@ def make_server(scripted: Scripted, models: list[str]):
                     reply = scripted.reply("chat", task, body, train=False)
                     message = {"role": "assistant", "content": reply.text}
                     choice = {"index": 0, "message": message, "finish_reason": "stop"}
-                    n = len(check.token_ids(reply.text))
+                    n = len(model.token_ids(reply.text))
                     usage = {"prompt_tokens": 1, "completion_tokens": n, "total_tokens": n + 1}
                     completion = {"id": "chat-1", "object": "chat.completion", "created": int(time.time())}
                     self._send(200, {**completion, "model": body.get("model"), "choices": [choice], "usage": usage})
@@ -302,8 +303,8 @@ def check_batches(
     shipped_tasks: Counter[str] = Counter()
     for step, samples in sorted(shipped.items()):
         for sample in samples:
-            text = check.detokenize(sample["ids"])
-            completion = check.detokenize([t for t, m in zip(sample["ids"], sample["mask"], strict=True) if m])
+            text = model.detokenize(sample["ids"])
+            completion = model.detokenize([t for t, m in zip(sample["ids"], sample["mask"], strict=True) if m])
             task = next((t for t in by_text.values() if t.key in text), None)
             reply = next((r for r in (task.replies if task else []) if completion.startswith(r.text)), None)
             if task is None or reply is None:
@@ -355,7 +356,7 @@ def load_tasks(orchestrator_json: Path) -> tuple[dict[str, Task], dict[str, floa
             data = task.data
             letters = "".join(label.letter for label in options(data.with_no_relation))
             gold = [letter_of(label) for label in data.labels]
-            replies = check.replies_for(gold, letters, ts.fp_cost, ts.fn_cost)
+            replies = model.replies_for(gold, letters, ts.fp_cost, ts.fn_cost)
             tasks.setdefault(data.prompt_text, Task(data.prompt_text, task.key, list(data.labels), replies))
     ts = config.train.source[0].env.taskset
     weights = {"accuracy": ts.accuracy_weight, "utility": ts.utility_weight, "format": ts.format_weight}
@@ -383,7 +384,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     configs, work = Path(args.configs), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     tokenizer = work / "byte-tokenizer"
-    check.save_byte_tokenizer(tokenizer)
+    model.save_byte_tokenizer(tokenizer)
     orchestrator = json.loads((configs / "orchestrator.json").read_text(encoding="utf-8"))
     inference = json.loads((configs / "inference.json").read_text(encoding="utf-8"))
     want_train, want_eval, problems = expected_sampling(orchestrator, inference)
@@ -403,7 +404,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     knobs = {"tokenizer": str(tokenizer), "base_url": base_url, "data": str(Path(args.data).resolve())}
     knobs["taskset"] = {}
-    orch = check.configure(scaled, harness=args.harness, **knobs)
+    orch = rollouts.configure(scaled, harness=args.harness, **knobs)
     for source in orch["eval"]["source"]:
         source["env"]["taskset"]["data_path"] = knobs["data"]
         source["env"]["agent"]["harness"] = {"id": args.harness}
@@ -411,8 +412,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     servers, procs = [], []
     for kind, source in [("train", s) for s in orch["train"]["source"]] + [("eval", s) for s in orch["eval"]["source"]]:
         env_cfg = json.loads((configs / "envs" / kind / f"{source['name']}.json").read_text(encoding="utf-8"))
-        env_cfg = check.configure(env_cfg, harness=args.harness, **knobs)
-        address = f"tcp://127.0.0.1:{check._free_port()}"
+        env_cfg = rollouts.configure(env_cfg, harness=args.harness, **knobs)
+        address = f"tcp://127.0.0.1:{rollouts._free_port()}"
         env_cfg["serve"]["address"] = address
         source["serve"] = {**source.get("serve", {}), "address": address}
         path = work / f"env-server-{kind}.json"
@@ -448,7 +449,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         stop.set()
         for proc in procs:
-            check._stop(proc)
+            rollouts._stop(proc)
         server.shutdown()
     print(f"orchestrator exit {rc} after {time.perf_counter() - t0:.0f} s (log: {work.name}/orchestrator.log)")
     if rc != 0:

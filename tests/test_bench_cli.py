@@ -1,4 +1,4 @@
-"""Every bench module and script follows the command line convention of the ``drugprot`` commands
+"""Every bench and evidence module and script follows the command line convention of the ``drugprot`` commands
 (``bench.common``): bad input is one line ``<prog>: error: ...`` and exit 2, checked before any computation, and
 every file it writes passes the output policy (``drugprot.core.outputs``): never its own input, never a file that
 defines a run, an existing file only with ``--overwrite``.
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import ab, alignment, build, corpus, cost, decision, failfast, pipeline, rl_sim, score, score_bounds
+from bench import ab, build, corpus, cost, failfast, pipeline, score, score_bounds
+from evidence import alignment, curriculum_choice, decision, rl_sim
 from tests.conftest import FIXTURE_JSONL
 from tests.scripts import load_script
 
@@ -32,12 +33,14 @@ def rl_out(data: Path) -> list[str]:
 
 DATA_READERS: dict[str, tuple[str, Main, Callable[[Path], list[str]]]] = {
     "ab": ("python -m bench.ab", ab.main, lambda d: ["--old", old_package(d), "--data-path", str(d)]),
-    "alignment": ("python -m bench.alignment", alignment.main, lambda d: ["--data-path", str(d)]),
+    "alignment": ("python -m evidence.alignment", alignment.main, lambda d: ["--data-path", str(d)]),
     "build": ("python -m bench.build", build.main, lambda d: ["--data-path", str(d), "--quick"]),
     "cost": ("python -m bench.cost", cost.main, lambda d: ["--data-path", str(d), "--corpus-scale", "0"]),
-    "decision": ("python -m bench.decision", decision.main, lambda d: ["--data-path", str(d)]),
+    "decision": ("python -m evidence.decision", decision.main, lambda d: ["--data-path", str(d)]),
     "pipeline": ("python -m bench.pipeline", pipeline.main, lambda d: ["--data-path", str(d), "--quick"]),
-    "rl_sim": ("python -m bench.rl_sim", rl_sim.main, lambda d: ["--data-path", str(d), *rl_out(d)]),
+    "rl_sim": ("python -m evidence.rl_sim", rl_sim.main, lambda d: ["--data-path", str(d), *rl_out(d)]),
+    "curriculum_choice": ("python -m evidence.curriculum_choice", curriculum_choice.main,
+                          lambda d: ["--data-path", str(d), *rl_out(d)]),
     "score": ("python -m bench.score", score.main, lambda d: ["--data-path", str(d), "--quick"]),
     "eval_size": ("eval_size.py", lambda a: load_script("eval_size").main(list(a)), lambda d: ["--data-path", str(d)]),
     "prompt_lengths": (
@@ -51,8 +54,8 @@ DATA_READERS: dict[str, tuple[str, Main, Callable[[Path], list[str]]]] = {
         lambda d: ["--data", str(d)],
     ),
 }  # fmt: skip
-"""Every bench module and script that reads DrugProt data: (its prog, its main, its argv for a data file)."""
-ANALYSES = ("alignment", "decision", "rl_sim", "eval_size")
+"""Every bench or evidence module and script that reads DrugProt data: (its prog, its main, its argv for data)."""
+ANALYSES = ("alignment", "decision", "rl_sim", "curriculum_choice", "eval_size")
 """The ones that compare abstracts against the gold: they need two abstracts and gold relations."""
 JSON_WRITERS = ("ab", "alignment", "build", "cost", "decision", "pipeline", "score")
 """The ones that read data and write ``--json OUT``."""
@@ -153,7 +156,7 @@ def test_rl_sim_never_replaces_a_run_and_never_writes_into_its_data(
 ) -> None:
     before = data.read_bytes()
     assert refusal(rl_sim.main, ["--data-path", str(data), "--smoke", "--out", str(data), "--overwrite"], capsys) == (
-        f"python -m bench.rl_sim: error: --out {data}: this is an input of the command ({data})"
+        f"python -m evidence.rl_sim: error: --out {data}: this is an input of the command ({data})"
     )
     earlier = data.parent / "rl" / "cues" / "pair-accuracy-neg0-split0"
     earlier.mkdir(parents=True)
@@ -162,7 +165,7 @@ def test_rl_sim_never_replaces_a_run_and_never_writes_into_its_data(
         rl_sim.main, ["--data-path", str(data), "--smoke", "--out", str(data.parent / "rl"), "--overwrite"], capsys
     )
     assert line == (
-        f"python -m bench.rl_sim: error: --out {data.parent / 'rl'}: {earlier} already holds a run (metrics.jsonl), "
+        f"python -m evidence.rl_sim: error: --out {data.parent / 'rl'}: {earlier} already holds a run (metrics.jsonl), "
         "which is never replaced; choose another --out"
     )
     assert (earlier / "metrics.jsonl").read_bytes() == b'{"step": 1}\n' and data.read_bytes() == before
@@ -202,7 +205,7 @@ def test_an_analysis_says_when_the_data_is_too_small(
 ) -> None:
     prog, main, argv = DATA_READERS[name]
     what = {"alignment": "the alignment analysis", "decision": "the decision analysis", "rl_sim": "the RL sandbox",
-            "eval_size": "the eval-size analysis"}[name]  # fmt: skip
+            "curriculum_choice": "the curriculum choice", "eval_size": "the eval-size analysis"}[name]  # fmt: skip
     one = tmp_path / "one.jsonl"
     one.write_text(json.dumps(rows()[0]) + "\n", encoding="utf-8")
     assert refusal(main, argv(one), capsys) == (
@@ -217,20 +220,21 @@ def test_an_analysis_says_when_the_data_is_too_small(
     assert not (tmp_path / "rl").exists()  # nothing written
 
 
-@pytest.mark.parametrize("name", ["decision", "rl_sim"])
+@pytest.mark.parametrize("name", ["decision", "rl_sim", "curriculum_choice"])
 def test_a_held_out_analysis_says_when_no_abstract_is_held_out(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two abstracts that both hash into the training part: nothing to score the fit on."""
     prog, main, argv = DATA_READERS[name]
-    from bench.evidence import stable_unit
+    from evidence.shared import stable_unit
 
     train_rows = [row for row in rows() if stable_unit(f"split:{row['pmid']}") >= 0.3 and row["relations"]][:2]
     assert len(train_rows) == 2
     small = tmp_path / "small.jsonl"
     small.write_text("".join(json.dumps(row) + "\n" for row in train_rows), encoding="utf-8")
     relations = sum(len(row["relations"]) for row in train_rows)
-    what = "the decision analysis" if name == "decision" else "the RL sandbox"
+    what = {"decision": "the decision analysis", "rl_sim": "the RL sandbox",
+            "curriculum_choice": "the curriculum choice"}[name]  # fmt: skip
     assert refusal(main, argv(small), capsys) == (
         f"{prog}: error: --data-path {small}: too small for {what}: its 2 abstracts split into 2 training abstracts "
         f"({relations} gold relations) and 0 held-out ones, and it needs both, with gold relations to fit on; pass "
@@ -248,10 +252,10 @@ def test_bad_options_of_the_scripts_are_one_line(data: Path, capsys: pytest.Capt
     line = refusal(lambda a: check_sentences.main(list(a)), ["--data", str(data), "--sentences", str(missing)], capsys)
     assert line.startswith(f"check_sentences.py: error: --sentences {missing}: cannot read it (FileNotFoundError")
     assert refusal(decision.main, ["--data-path", str(data), "--c", "-1"], capsys) == (
-        "python -m bench.decision: error: --c must be a positive finite number (the inverse L2 strength), got -1.0"
+        "python -m evidence.decision: error: --c must be a positive finite number (the inverse L2 strength), got -1.0"
     )
     assert refusal(alignment.main, ["--data-path", str(data), "--fp-cost", "1e308"], capsys) == (
-        "python -m bench.alignment: error: --fp-cost: fp_cost must be a real number from 0 to 1000, got 1e+308"
+        "python -m evidence.alignment: error: --fp-cost: fp_cost must be a real number from 0 to 1000, got 1e+308"
     )
 
 
@@ -279,7 +283,7 @@ def test_counts_of_the_sandbox_and_the_eval_size_are_checked_first(
         rl_sim.main(["--data-path", str(data), "--out", str(data.parent / "rl"), "--splits", "0"])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.endswith(
-        "python -m bench.rl_sim: error: argument --splits: expected a whole number >= 1, got '0'\n"
+        "python -m evidence.rl_sim: error: argument --splits: expected a whole number >= 1, got '0'\n"
     )
     eval_size = load_script("eval_size")
     assert refusal(lambda a: eval_size.main(list(a)), ["--data-path", str(data), "--tasks", "100", "-5"], capsys) == (

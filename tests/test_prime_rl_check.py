@@ -1,4 +1,5 @@
-"""scripts/prime_rl_check.py: the pieces of the prime-rl rollout check that run without prime-rl.
+"""scripts/prime_rl_check.py and its modules (prime_rl_check_install, _model, _rollouts): the pieces of the
+prime-rl rollout check that run without prime-rl.
 
 The check itself (scripts/prime_rl_check.sh) installs prime-rl and is run by hand; these tests pin what it
 installs, the replies it scripts and the rewards it expects for them, and its stand-in tokenizer and server.
@@ -27,7 +28,10 @@ from tests.scripts import load_script
 ROOT = Path(__file__).resolve().parents[1]
 
 
-check = load_script("prime_rl_check")
+check = load_script("prime_rl_check")  # the command line
+install = load_script("prime_rl_check_install")
+model = load_script("prime_rl_check_model")
+rollouts = load_script("prime_rl_check_rollouts")
 
 PYPROJECT = {
     "project": {
@@ -71,7 +75,7 @@ EXPORT = [
 def test_requirements_leave_out_git_and_url_sources_and_use_local_checkouts(tmp_path: Path) -> None:
     (tmp_path / "deps" / "verifiers").mkdir(parents=True)
     (tmp_path / "deps" / "verifiers" / "pyproject.toml").write_text("[project]\n")
-    plan = check.plan_requirements(PYPROJECT, EXPORT, tmp_path)
+    plan = install.plan_requirements(PYPROJECT, EXPORT, tmp_path)
     assert plan.requirements == [
         "torch>=2.9.0",
         f"-e {tmp_path / 'deps/verifiers'}[harbor]",
@@ -98,7 +102,7 @@ def test_requirements_leave_out_git_and_url_sources_and_use_local_checkouts(tmp_
 )
 def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str], utilities: list[float]) -> None:
     letters = "".join(label.letter for label in options())
-    replies = check.replies_for([letter_of(label) for label in labels], letters, DEFAULT_FP_COST, DEFAULT_FN_COST)
+    replies = model.replies_for([letter_of(label) for label in labels], letters, DEFAULT_FP_COST, DEFAULT_FN_COST)
     assert [(r.kind, r.accuracy, r.format) for r in replies] == [
         ("gold answer", 1.0, 1.0),
         ("wrong answer", 0.0, 1.0),
@@ -115,7 +119,7 @@ def test_scripted_replies_get_the_rewards_the_check_expects(labels: list[str], u
         assert Reward().terms(split) == terms, reply.kind
         # the check's expected total is drugprot's reward under the default weights
         assert sum(reply.expected(DEFAULT_WEIGHTS.as_dict()).values()) == pytest.approx(Reward().value(score))
-    costly = check.replies_for([letter_of(label) for label in labels], letters, fp_cost=0.25, fn_cost=2.0)
+    costly = model.replies_for([letter_of(label) for label in labels], letters, fp_cost=0.25, fn_cost=2.0)
     k = len(labels)
     assert [r.utility for r in costly] == pytest.approx([1 - 2.0 * (k - 1), -0.25 - 2.0 * k, -2.0 * k, -2.0 * k])
 
@@ -129,7 +133,7 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
     }
     knobs = {"tokenizer": "tok", "base_url": "http://127.0.0.1:1/v1", "data": "d.jsonl", "harness": "drugprot"}
     knobs["taskset"] = {"format_weight": 0.2}
-    got = check.configure(orchestrator, **knobs)
+    got = rollouts.configure(orchestrator, **knobs)
     assert got["model"] == {
         "name": "tok",
         "client": {"base_url": "http://127.0.0.1:1/v1", "admin_base_url": ["http://127.0.0.1:1/v1"]},
@@ -140,7 +144,7 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
         "agent": {"harness": {"id": "drugprot"}},
     }
     assert orchestrator["train"]["source"][0]["env"] is env and env["taskset"]["data_path"] is None  # not mutated
-    served = check.configure({"env": env, "serve": {}}, **knobs)
+    served = rollouts.configure({"env": env, "serve": {}}, **knobs)
     assert served == {"env": got["train"]["source"][0]["env"], "serve": {}}
 
 
@@ -168,7 +172,7 @@ def test_configure_sets_weights_on_a_resolved_taskset(overrides: dict[str, Any],
     }  # fmt: skip
     env = {"taskset": resolved, "agent": {"harness": {"id": "null"}}}
     knobs = {"tokenizer": "tok", "base_url": "u", "data": str(FIXTURE_JSONL), "harness": "drugprot"}
-    taskset = check.configure({"env": env}, **knobs, taskset=overrides)["env"]["taskset"]
+    taskset = rollouts.configure({"env": env}, **knobs, taskset=overrides)["env"]["taskset"]
     validated = DrugprotConfig.model_validate(taskset)
     assert {name: entry.weight for name, entry in validated.task.rewards.items()} == weights
 
@@ -177,14 +181,14 @@ def test_byte_tokenizer_is_one_token_per_byte_with_a_chat_template(tmp_path: Pat
     # transformers is in the locked workspace env (the 0.4.0 stage runs this); the 0.3.1 venv does not install it
     AutoTokenizer = pytest.importorskip("transformers", reason="the 0.3.1 test venv has no transformers").AutoTokenizer
 
-    check.save_byte_tokenizer(tmp_path)
+    model.save_byte_tokenizer(tmp_path)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
     text = "Ü <chemical>x</chemical>"
-    assert tok(text, add_special_tokens=False)["input_ids"] == check.token_ids(text) == list(text.encode())
+    assert tok(text, add_special_tokens=False)["input_ids"] == model.token_ids(text) == list(text.encode())
     messages = [{"role": "system", "content": "S"}, {"role": "user", "content": text}]
     ids = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
     rendered = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\n" + text + "<|im_end|>\n<|im_start|>assistant\n"
-    assert check.detokenize(list(ids)) == rendered
+    assert model.detokenize(list(ids)) == rendered
     assert tok.eos_token_id == 257 and tok.convert_ids_to_tokens([256, 257]) == ["<|im_start|>", "<|im_end|>"]
 
 
@@ -198,11 +202,11 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 
 def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_turn() -> None:
-    script = check.Script()
-    replies = check.replies_for(["E"], "ABCDEFGHIJKLM", DEFAULT_FP_COST, DEFAULT_FN_COST)
+    script = model.Script()
+    replies = model.replies_for(["E"], "ABCDEFGHIJKLM", DEFAULT_FP_COST, DEFAULT_FN_COST)
     script.register("user prompt of pair 1", replies)
     script.register("user prompt of pair 2", replies[:1])
-    server = check.make_server(script, "tok", 10240)
+    server = model.make_server(script, "tok", 10240)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
@@ -213,19 +217,19 @@ def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_t
                 "owned_by": "prime-rl-check",
                 "max_model_len": 10240,
             }
-        prompt = [256, *check.token_ids("user\nuser prompt of pair 1"), 257]
+        prompt = [256, *model.token_ids("user\nuser prompt of pair 1"), 257]
         body = {"model": "tok", "token_ids": prompt, "sampling_params": {"max_tokens": 2048, "logprobs": 1}}
         answers = [_post(f"{base}/inference/v1/generate", body) for _ in range(5)]
-        texts = [check.detokenize(a["choices"][0]["token_ids"]) for _, a in answers]
+        texts = [model.detokenize(a["choices"][0]["token_ids"]) for _, a in answers]
         assert texts == [r.text + "<|im_end|>" for r in (*replies, replies[0])]
         choice = answers[0][1]["choices"][0]
         assert choice["finish_reason"] == "stop"
         assert choice["logprobs"]["content"][:2] == [
-            {"token": f"token_id:{choice['token_ids'][0]}", "logprob": check.LOGPROB},
-            {"token": f"token_id:{choice['token_ids'][1]}", "logprob": check.LOGPROB},
+            {"token": f"token_id:{choice['token_ids'][0]}", "logprob": model.LOGPROB},
+            {"token": f"token_id:{choice['token_ids'][1]}", "logprob": model.LOGPROB},
         ]
         assert len(choice["logprobs"]["content"]) == len(choice["token_ids"])
-        unknown = {**body, "token_ids": check.token_ids("another prompt")}
+        unknown = {**body, "token_ids": model.token_ids("another prompt")}
         assert _post(f"{base}/inference/v1/generate", unknown) == (400, {"error": "prompt matches 0 registered tasks"})
         assert [r["kind"] for r in script.requests] == [r.kind for r in (*replies, replies[0])]
     finally:
@@ -233,7 +237,7 @@ def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_t
 
 
 def test_rollouts_run_with_a_non_default_weight_unless_told_otherwise() -> None:
-    fields = dict(check._field(item) for item in check.DEFAULT_TASKSET)
+    fields = dict(rollouts._field(item) for item in rollouts.DEFAULT_TASKSET)
     assert fields == {"format_weight": 0.2}
     assert fields["format_weight"] != DEFAULT_WEIGHTS.format
 
@@ -248,10 +252,10 @@ def test_prime_rl_names_are_imported_up_front_and_a_missing_one_is_named(monkeyp
     config.cli = print
     monkeypatch.setitem(sys.modules, "fake_prime_rl_client", client)
     monkeypatch.setitem(sys.modules, "fake_prime_rl_config", config)
-    assert check.import_prime_rl({"cli": "fake_prime_rl_config"}) == {"cli": print}
+    assert rollouts.import_prime_rl({"cli": "fake_prime_rl_config"}) == {"cli": print}
     names = {"cli": "fake_prime_rl_config", "InferencePool": "fake_prime_rl_client", "TrainEnv": "fake_prime_rl_gone"}
-    with pytest.raises(check.PrimeRLMismatch) as caught:
-        check.import_prime_rl(names)
+    with pytest.raises(rollouts.PrimeRLMismatch) as caught:
+        rollouts.import_prime_rl(names)
     message = str(caught.value)
     assert message.startswith(
         "the installed prime-rl lacks what this check drives: fake_prime_rl_client.InferencePool; "

@@ -214,7 +214,7 @@ def test_the_curves_of_a_prime_rl_metrics_file(tmp_path: Path) -> None:
         == [(s, 1.0) for s in range(4)]
     )
     # a run made before the reward knob logs no rewards/utility, before the official metrics no cells nor correct, and
-    # prime-rl none of the sandbox's held-out F1 / N share (bench.rl_sim): every other curve; the trainable and
+    # prime-rl none of the sandbox's held-out F1 / N share (evidence.rl_sim): every other curve; the trainable and
     # admitted shares are train metrics (TrainMetrics)
     not_logged = {"utility reward", *curves.FROM_CELLS, "raw accuracy", "N / none share"}
     logged = {s.name for s in curves.SERIES} - not_logged

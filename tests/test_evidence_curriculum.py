@@ -1,4 +1,4 @@
-"""prime-rl's curriculum in the sandbox (``bench.curriculum``, ``bench.sim_curriculum``).
+"""prime-rl's curriculum in the sandbox (``evidence.curriculum``, ``evidence.sim_curriculum``).
 
 The pool sampler draws what prime-rl's own ``DifficultyPoolSampler`` draws on the same stream of group rewards (where
 prime-rl imports; skipped otherwise), its pools sit on the default reward's own scale, the ``advantage_range`` gate
@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import curriculum, rl_sim, sim_curriculum
-from bench.evidence import load, score_pair
 from drugprot.core.rewards import Reward
+from evidence import curriculum, rl_sim, sim_curriculum
+from evidence.shared import load, score_pair
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "drugprot_fixture.jsonl")
 
@@ -28,7 +28,11 @@ def _stream(n: int = 300) -> list[list[float]]:
     return [[r.choice(values) for _ in range(8)] if r.random() < 0.5 else [r.choice(values)] * 8 for _ in range(n)]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("prime_rl") is None, reason="prime-rl is not installed in this venv")
+@pytest.mark.skipif(
+    importlib.util.find_spec("prime_rl") is None,
+    reason="prime-rl does not import here (install it, or put a checkout at the pinned commit on the path: "
+    "PYTHONPATH=<checkout>/src:<checkout>/packages/prime-rl-configs/src)",
+)
 @pytest.mark.parametrize("pools", [curriculum.utility_pools(0.1), curriculum.PRIME_RL_DEFAULT_POOLS])
 def test_the_pool_sampler_draws_what_prime_rls_sampler_draws(pools: dict) -> None:
     stream = _stream()
@@ -94,7 +98,7 @@ def test_a_gated_step_keeps_generating_and_trains_only_on_admitted_groups() -> N
 
 
 def test_rollouts_to_a_target_use_the_smoothed_held_out_f1() -> None:
-    from bench.sim_report import rollouts_to
+    from evidence.sim_report import rollouts_to
 
     progress = [(0, 0, 0.1), (20, 100, 0.5), (40, 200, 0.2), (60, 300, 0.5), (80, 400, 0.5)]
     assert rollouts_to(progress, 0.39) == 300.0  # (0.5 + 0.2 + 0.5) / 3 = 0.4: the one before is 0.27
@@ -103,7 +107,7 @@ def test_rollouts_to_a_target_use_the_smoothed_held_out_f1() -> None:
 
 
 def test_the_waste_is_the_zero_advantage_share_per_phase_of_the_run(tmp_path: Path) -> None:
-    from bench.sim_report import waste
+    from evidence.sim_report import waste
 
     run = tmp_path / "pair-utility-all-split0"
     run.mkdir()
@@ -119,3 +123,91 @@ def test_the_waste_is_the_zero_advantage_share_per_phase_of_the_run(tmp_path: Pa
     }
     assert found["NO-RELATION pairs: zero-advantage groups"]["middle"]["mean"] == pytest.approx(0.9)
     assert "positive pairs: zero-advantage groups" not in found
+
+
+# -- the choice on training abstracts (evidence.curriculum_choice) and the step's cost (evidence.step_cost) ------------
+
+
+def test_the_task_mix_keeps_every_gold_pair_and_samples_no_relation_pairs_to_the_share() -> None:
+    data = rl_sim.prepare(load(FIXTURE))
+    tasks = data.tasks(data.train, "all")
+    positive = [i for i in tasks if data.rows[i].gold]
+    negative = [i for i in tasks if not data.rows[i].gold]
+    assert rl_sim.task_mix(data, tasks, None, 0) == tasks
+    mixed = rl_sim.task_mix(data, tasks, 0.25, 0)
+    kept = [i for i in mixed if not data.rows[i].gold]
+    assert [i for i in mixed if data.rows[i].gold] == positive
+    assert len(kept) == round(0.25 / 0.75 * len(positive)) < len(negative)
+    assert mixed == [i for i in tasks if i in set(mixed)]  # the taskset's order
+    assert rl_sim.task_mix(data, tasks, 0.25, 0) == mixed  # seeded
+    assert rl_sim.task_mix(data, tasks, 0.99, 0) == tasks  # more than there are: all of them
+
+
+def test_the_grid_is_every_curriculum_setting_but_the_standard_sampler() -> None:
+    from evidence.curriculum_choice import GRID, STANDARD
+
+    assert [r.name for r in GRID] == [
+        "uniform-neg0.5", "uniform-gate", "uniform-gate-neg0.5",
+        "pool0.1", "pool0.1-neg0.5", "pool0.1-gate", "pool0.1-gate-neg0.5",
+        "pool0.3", "pool0.3-neg0.5", "pool0.3-gate", "pool0.3-gate-neg0.5",
+    ]  # fmt: skip
+    assert all((r.mode, r.reward, r.negatives, r.cost) == ("pair", "utility", "all", "default") for r in GRID)
+    assert (STANDARD.sampler, STANDARD.gate, STANDARD.negative_share) == ("uniform", False, None)
+
+
+def test_the_choice_ranks_qualifying_settings_by_speed_up_then_end_f1() -> None:
+    from evidence.curriculum_choice import STANDARD, choose
+
+    def o(f1: float, speedup: float | None) -> dict:
+        return {"end_f1": f1, "speedup": speedup, "rollouts_to_target": None if speedup is None else 100.0}
+
+    inner = {STANDARD.name: o(0.40, 1.0), "fast-but-worse": o(0.385, 3.0), "fast": o(0.392, 2.0),
+             "faster-never-reaches": o(0.30, None), "slow": o(0.45, 0.5)}  # fmt: skip
+    assert choose(inner) == "fast"  # 0.385 is more than 0.01 below the standard's 0.40
+    assert choose({STANDARD.name: o(0.40, 1.0), "a": o(0.2, None), "b": o(0.3, None)}) == "b"  # none qualifies
+
+
+def test_the_choice_command_runs_on_the_fixture_and_the_cost_reads_its_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evidence import curriculum_choice, step_cost
+
+    out = tmp_path / "choice"
+    assert curriculum_choice.main(["--data-path", FIXTURE, "--out", str(out), "--smoke"]) == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    [split] = summary["splits"]
+    assert split["chosen"] in {r.name for r in curriculum_choice.GRID[:3]}
+    assert (out / "split0" / "outer" / split["chosen"] / "metrics.jsonl").is_file()
+    assert len(list(out.glob("split0/inner/*/metrics.jsonl"))) == 4  # the standard and 3 settings
+    capsys.readouterr()
+    assert step_cost.main(["--summary", str(out / "summary.json"), "--prompt-tokens", "1000"]) == 0
+    printed = capsys.readouterr().out
+    assert "| standard (pair-utility-all) | 2,048 | 128 |" in printed
+
+
+def test_the_step_cost_splits_a_steps_tokens_by_the_teaching_share() -> None:
+    import tomllib
+
+    from evidence import step_cost
+
+    recipe = step_cost.recipe_of(tomllib.loads(step_cost.CONFIG.read_text(encoding="utf-8")))
+    assert (recipe["batch_size"], recipe["group_size"], recipe["max_completion_tokens"]) == (128, 8, 2048)
+    summary = {"splits": [
+        {"standard": {"rollouts": 1000, "is_trainable": 0.2, "start_f1": 0.2, "end_f1": 0.3},
+         "curriculum": {"rollouts": 3000, "is_trainable": 0.6, "start_f1": 0.2, "end_f1": 0.25}},
+        {"standard": {"rollouts": 1000, "is_trainable": 0.4, "start_f1": 0.2, "end_f1": 0.4},
+         "curriculum": {"rollouts": 5000, "is_trainable": 0.8, "start_f1": 0.2, "end_f1": 0.35}},
+    ]}  # fmt: skip
+    figures = {side: step_cost.side_figures(summary, side) for side in ("standard", "curriculum")}
+    assert figures["standard"] == pytest.approx(
+        {"generation_factor": 1.0, "teaching_share": 0.3, "rollouts": 1000, "gain_points": 15.0, "splits": 2}
+    )
+    assert figures["curriculum"]["generation_factor"] == pytest.approx(4.0)
+    standard, curriculum = step_cost.cost_rows(recipe, figures, 1000.0, [1000])
+    assert standard["tokens_per_step"] == 128 * 2000
+    assert standard["teaching_tokens_per_step"] == pytest.approx(128 * 2000 * 0.3)
+    assert standard["wasted_tokens_per_step"] == pytest.approx(128 * 2000 * 0.7)
+    assert standard["sandbox_tokens_per_point"] == pytest.approx(1000 * 2000 / 15)
+    assert curriculum["rollouts_per_step"] == 512
+    assert curriculum["teaching_tokens_per_step"] == pytest.approx(512 * 2000 * 0.7)
+    assert curriculum["sandbox_tokens_per_point"] == pytest.approx(4000 * 2000 / 10)

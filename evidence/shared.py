@@ -1,4 +1,4 @@
-"""Shared pieces of the alignment evidence (``bench.alignment``, ``bench.decision``, ``bench.rl_sim``).
+"""Shared pieces of the alignment evidence (``evidence.alignment``, ``evidence.decision``, ``evidence.rl_sim``).
 
 * ``reward_value``: the one place these scripts turn a scored reply into a reward: the environment's own
   ``drugprot.core.rewards.Reward`` for the ``reward`` knob value and the costs (its preset weights: ``accuracy`` =
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import zlib
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,7 @@ from typing import Final
 
 import numpy as np
 
+from bench.common import fail
 from drugprot.core.candidates import candidate_pairs, document_sentences, sentence_index
 from drugprot.core.extraction import answer_block, gold_of
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
@@ -300,3 +302,16 @@ def class_matrix(policy_class: str, rows: Sequence[PairRow], cues: np.ndarray) -
 def target_index(row: PairRow) -> int:
     """The class index (``ACTIONS``) a classifier learns for ``row``: its first gold type, or N."""
     return ACTIONS.index(row.gold[0]) if row.gold else N_INDEX
+
+
+def check_held_out(prog: str, data_path: str | os.PathLike[str], documents: Sequence[Document], *, what: str) -> None:
+    """Exit 2 with one line unless ``split_by_pmid`` gives ``documents`` a training part with a gold
+    relation and a held-out part: an analysis that fits on the one and scores on the other needs both."""
+    train, held_out = split_by_pmid(documents)
+    if not held_out or not any(document.relations for document in train):
+        fail(
+            prog,
+            f"--data-path {data_path}: too small for {what}: its {len(documents)} abstracts split into {len(train)} "
+            f"training abstracts ({sum(len(d.relations) for d in train)} gold relations) and {len(held_out)} held-out "
+            "ones, and it needs both, with gold relations to fit on; pass more abstracts",
+        )

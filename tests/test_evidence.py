@@ -1,5 +1,5 @@
-"""The alignment evidence (``bench.alignment``, ``bench.operating_points``, ``bench.decision``, ``bench.rl_sim``) on
-the fixture.
+"""The alignment evidence (``evidence.alignment``, ``evidence.operating_points``, ``evidence.decision``,
+``evidence.rl_sim``) on the fixture.
 
 The orderings the README's tables rest on, pinned on ``tests/fixtures/drugprot_fixture.jsonl``: every reward ranks
 the policy family as the official micro-F1 does up to the listed Spearman, no degenerate policy outranks the
@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import alignment, decision, operating_points, rl_sim
-from bench.evidence import (
+from drugprot.core.rewards import Costs, Reward
+from drugprot.evaluation.curves import read_metrics
+from evidence import alignment, decision, operating_points, rl_sim
+from evidence.shared import (
     N_INDEX,
     calibrated_fp,
     folds,
@@ -28,8 +30,6 @@ from bench.evidence import (
     split_by_pmid,
     stable_unit,
 )
-from drugprot.core.rewards import Costs, Reward
-from drugprot.evaluation.curves import read_metrics
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "drugprot_fixture.jsonl")
 

@@ -1,10 +1,10 @@
-"""``python -m bench.decision --data-path FILE``: the decisions each reward asks for, and their official micro-F1,
+"""``python -m evidence.decision --data-path FILE``: the decisions each reward asks for, and their official micro-F1,
 over many PMID splits, every constant chosen on the training abstracts of its split.
 
 A calibrated stand-in classifier (multinomial softmax regression, scikit-learn) over one of two policy classes'
-features (``bench.evidence.POLICY_CLASSES``: the lexical baseline's cues by region, distances and entity types; or
+features (``evidence.shared.POLICY_CLASSES``: the lexical baseline's cues by region, distances and entity types; or
 hashed words between and around the mentions) is fit on the train abstracts of a PMID split
-(``bench.evidence.split_by_pmid``: 70 % train, ``--splits`` splits) and gives, for every same-sentence candidate pair
+(``evidence.shared.split_by_pmid``: 70 % train, ``--splits`` splits) and gives, for every same-sentence candidate pair
 of the held-out abstracts, a probability for each of the 13 types and N. For each reward the script takes the action
 that maximises that reward's expected value under these probabilities and reports the held-out official micro-F1:
 
@@ -38,13 +38,17 @@ import numpy as np
 from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
 
-from bench.common import add_overwrite, check_held_out, check_outputs, fail, load_data, too_small, write_json
-from bench.evidence import (
+from bench.common import add_overwrite, check_outputs, fail, load_data, too_small, write_json
+from drugprot.core.metrics import official_pairs, score_relations
+from drugprot.core.rewards import Costs
+from drugprot.core.schema import Document
+from evidence.shared import (
     ACTIONS,
     N_INDEX,
     POLICY_CLASSES,
     PairRow,
     calibrated_fp,
+    check_held_out,
     class_matrix,
     folds,
     gold_rows,
@@ -56,9 +60,6 @@ from bench.evidence import (
     spread,
     target_index,
 )
-from drugprot.core.metrics import official_pairs, score_relations
-from drugprot.core.rewards import Costs
-from drugprot.core.schema import Document
 
 FP_SWEEP = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.75, 1.0)
 SAMPLES = 200
@@ -358,7 +359,7 @@ def format_analysis(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.decision", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evidence.decision", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the softmax regression")
     parser.add_argument("--splits", type=int, default=SPLITS, help="PMID splits (default 10)")

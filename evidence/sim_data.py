@@ -1,4 +1,4 @@
-"""The data side of ``bench.rl_sim``: every pair of the corpus with its features per policy class (``Corpus``), one
+"""The data side of ``evidence.rl_sim``: every pair of the corpus with its features per policy class (``Corpus``), one
 split of it (``Data``: train and held-out abstracts, tasks, the environment's scores of every answer looked up per
 gold-label set, memoised extraction scores, held-out official cells), the warm start and the step-0 calibration."""
 
@@ -11,8 +11,12 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench import decision
-from bench.evidence import (
+from drugprot.core.metrics import official_pairs, score_relations
+from drugprot.core.rewards import Costs, Reward, false_positives
+from drugprot.core.schema import Document
+from drugprot.core.tasks import build_tasks
+from evidence import decision
+from evidence.shared import (
     ACTIONS,
     N_INDEX,
     POLICY_CLASSES,
@@ -26,10 +30,6 @@ from bench.evidence import (
     split_by_pmid,
     target_index,
 )
-from drugprot.core.metrics import official_pairs, score_relations
-from drugprot.core.rewards import Costs, Reward, false_positives
-from drugprot.core.schema import Document
-from drugprot.core.tasks import build_tasks
 
 WARM_ACCURACY = 0.53
 

@@ -1,4 +1,4 @@
-"""The tables of ``bench.rl_sim``: per policy class and recipe, the spread over PMID splits of the held-out official
+"""The tables of ``evidence.rl_sim``: per policy class and recipe, the spread over PMID splits of the held-out official
 F1 (greedy and sampled) at the start and the end of training; paired differences to the default recipe; the
 step-0 calibration; whether the adaptive cost beats the calibrated fixed one beyond the split-to-split spread; and
 whether the two policy classes rank the recipes alike."""
@@ -14,7 +14,7 @@ from typing import Any
 
 from scipy.stats import spearmanr
 
-from bench.evidence import calibrated_fp, show, spread
+from evidence.shared import calibrated_fp, show, spread
 
 F1 = "eval/heldout/effective/agent/metrics/official_f1/mean"
 SAMPLED = "eval/heldout/effective/agent/metrics/official_f1_sampled/mean"
@@ -197,7 +197,7 @@ def waste(run_dirs: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m bench.sim_report", description="zero-advantage shares of bench.rl_sim runs, by task kind"
+        prog="python -m evidence.sim_report", description="zero-advantage shares of evidence.rl_sim runs, by task kind"
     )
     parser.add_argument("out", help="an rl_sim --out directory")
     args = parser.parse_args(argv)

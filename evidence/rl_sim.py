@@ -1,7 +1,7 @@
-"""``python -m bench.rl_sim --data-path FILE --out DIR``: GRPO on CPU with the environment's own rewards, over many
+"""``python -m evidence.rl_sim --data-path FILE --out DIR``: GRPO on CPU with the environment's own rewards, over many
 PMID splits and two policy classes.
 
-A stand-in policy, log-linear over the features of a (chemical, gene) pair (``bench.evidence.POLICY_CLASSES``: the
+A stand-in policy, log-linear over the features of a (chemical, gene) pair (``evidence.shared.POLICY_CLASSES``: the
 lexical baseline's cues, or hashed words), is trained with GRPO: each step draws prompts from the train abstracts of
 a PMID split, 8 rollouts per prompt, and pushes up the log-probability of each rollout's actions in proportion to its
 group-relative advantage (reward minus the group's mean, as prime-rl's default). Every reward comes from the
@@ -50,27 +50,27 @@ from typing import Any
 
 import numpy as np
 
-from bench import sim_report
 from bench.common import (
     add_overwrite,
-    check_held_out,
     check_run_folders,
     load_data,
     positive_int,
     too_small,
     write_json,
 )
-from bench.evidence import (
+from drugprot.core.rewards import Costs, Reward, Weights, utility
+from drugprot.core.schema import Document
+from evidence import sim_report
+from evidence.shared import (
     ACTIONS,
     N_INDEX,
     POLICY_CLASSES,
     calibrated_fp,
+    check_held_out,
     single_thread,
 )
-from bench.sim_curriculum import curriculum_pair_step, new_sampler
-from bench.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
-from drugprot.core.rewards import Costs, Reward, Weights, utility
-from drugprot.core.schema import Document
+from evidence.sim_curriculum import curriculum_pair_step, new_sampler
+from evidence.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
 
 GROUP = 8
 TAIL = 4
@@ -100,10 +100,13 @@ class Recipe:
     """``default`` (the knob's), ``calibrated`` (the step-0 F1 of the train folds) or ``adaptive``."""
     sampler: str = "uniform"
     """``uniform`` (the sandbox's standard: prompts drawn without replacement per step) or ``pool`` (prime-rl's
-    ``difficulty_pool`` on the reward's scale, ``bench.curriculum.utility_pools``)."""
+    ``difficulty_pool`` on the reward's scale, ``evidence.curriculum.utility_pools``)."""
     gate: bool = False
     """prime-rl's ``advantage_range`` gate at its default ``[0, 0]``: fill the batch with admitted groups."""
     pool_weight: float = 0.1
+    negative_share: float | None = None
+    """The NO-RELATION share of the pair task mix: None keeps every task of ``negatives``; a share keeps every gold
+    pair and a seeded sample of the NO-RELATION candidates of that share (``task_mix``)."""
 
 
 RECIPES = (
@@ -265,7 +268,8 @@ def train(
     first evaluation and the mean of its last quarter of evaluations (one held-out evaluation is noisy)."""
     rng, eval_rng = np.random.default_rng(seed), np.random.default_rng(10_000 + seed)
     w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
-    tasks = data.tasks(data.train, recipe.negatives) if recipe.mode == "pair" else []
+    pair = recipe.mode == "pair"
+    tasks = task_mix(data, data.tasks(data.train, recipe.negatives), recipe.negative_share, seed) if pair else []
     by_pmid = data.candidates(data.train) if recipe.mode == "extraction" else {}
     out.mkdir(parents=True, exist_ok=True)
     evals, running, trainable, progress, rollouts = [], np.zeros(3), [], [], 0.0
@@ -312,6 +316,20 @@ def train(
         "progress": progress,
         "rollouts": rollouts,
     }
+
+
+def task_mix(data: Data, tasks: list[int], negative_share: float | None, seed: int) -> list[int]:
+    """``tasks`` with NO-RELATION candidates sampled (seeded) to ``negative_share`` of the mix, every gold pair kept, in
+    their order; all of ``tasks`` when the share is None or needs more NO-RELATION candidates than there are."""
+    if negative_share is None:
+        return tasks
+    positive = [i for i in tasks if data.rows[i].gold]
+    negative = [i for i in tasks if not data.rows[i].gold]
+    want = round(negative_share / (1 - negative_share) * len(positive))
+    if want >= len(negative):
+        return tasks
+    kept = set(np.random.default_rng(seed).choice(negative, size=want, replace=False).tolist())
+    return [i for i in tasks if data.rows[i].gold or i in kept]
 
 
 def _step_keys(logged: dict[str, float], costs: Costs) -> dict[str, float]:
@@ -375,7 +393,7 @@ def run_all(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.rl_sim", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evidence.rl_sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument("--out", required=True, help="directory for one prime-rl style run directory per run")
     parser.add_argument(

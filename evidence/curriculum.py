@@ -1,4 +1,4 @@
-"""prime-rl's curriculum at the pinned commit, modelled for the GRPO sandbox (``bench.rl_sim``).
+"""prime-rl's curriculum at the pinned commit, modelled for the GRPO sandbox (``evidence.rl_sim``).
 
 prime-rl (``src/prime_rl/orchestrator/curriculum/``, configs in ``prime_rl.configs.orchestrator``) gives each train
 source a task sampler and admission gates:
@@ -13,7 +13,7 @@ source a task sampler and admission gates:
   keeps generating until the batch is full of admitted rollouts, so rejected groups still cost their generation.
 
 ``PoolSampler`` is a line-for-line port of ``DifficultyPoolSampler``'s choice rule on the same ``random.Random``
-stream (``tests/test_bench_curriculum.py`` feeds one stream of group rewards to both where prime-rl imports), and
+stream (``tests/test_evidence_curriculum.py`` feeds one stream of group rewards to both where prime-rl imports), and
 ``admits`` is ``AdvRangeGate.admit`` on a group's rewards (advantage = reward − group mean, prime-rl's default).
 This module needs only the standard library.
 """

@@ -1,9 +1,9 @@
-"""``python -m bench.alignment --data-path FILE``: does each reward rank policies as the official micro-F1 does?
+"""``python -m evidence.alignment --data-path FILE``: does each reward rank policies as the official micro-F1 does?
 
 A family of deterministic policies (gold with controlled missing, spurious and wrong-type relations; the lexical
 baseline at several thresholds; majority / always ``none`` / N; every pair with one type; every pair with every
 type) answers every task of the data file. Every answer is rendered as a model's reply and scored through the
-environment's own path (``drugprot.core.scoring.score_task_reply``); its reward is ``bench.evidence.reward_value``.
+environment's own path (``drugprot.core.scoring.score_task_reply``); its reward is ``evidence.shared.reward_value``.
 Per reward value the script prints the mean reward next to the official micro-F1 of the same answers
 (``drugprot.core.metrics.score_relations``), the Spearman rank correlation (scipy) and every inversion (a policy
 with a lower F1 but a higher reward).
@@ -26,7 +26,14 @@ from typing import Any
 from scipy.stats import spearmanr
 
 from bench.common import add_overwrite, check_outputs, fail, load_data, write_json
-from bench.evidence import (
+from drugprot.core.errors import DrugprotConfigError
+from drugprot.core.labels import NO_RELATION, RELATION_NAMES
+from drugprot.core.rewards import Costs
+from drugprot.core.schema import Document
+from drugprot.core.tasks import build_tasks
+from drugprot.evaluation.baselines import MAJORITY, lexical_label
+from evidence.operating_points import format_points, operating_points
+from evidence.shared import (
     REWARDS,
     PairRow,
     official_f1,
@@ -36,13 +43,6 @@ from bench.evidence import (
     score_pair,
     stable_unit,
 )
-from bench.operating_points import format_points, operating_points
-from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.labels import NO_RELATION, RELATION_NAMES
-from drugprot.core.rewards import Costs
-from drugprot.core.schema import Document
-from drugprot.core.tasks import build_tasks
-from drugprot.evaluation.baselines import MAJORITY, lexical_label
 
 Answer = tuple[str, ...]
 """The relation types a policy states for one pair (empty: none / N)."""
@@ -256,13 +256,13 @@ def format_table(table: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.alignment", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evidence.alignment", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-path", required=True, help="a data file or TSV directory drugprot loads")
     parser.add_argument(
         "--mode",
         choices=("pair", "extraction", "both", "operating", "all"),
         default="all",
-        help="pair / extraction tables (both), the operating-point check (bench.operating_points), or all",
+        help="pair / extraction tables (both), the operating-point check (evidence.operating_points), or all",
     )
     parser.add_argument("--fp-cost", type=float, default=None, help="the utility's fp cost (default: the knob's)")
     parser.add_argument("--fn-cost", type=float, default=None, help="the utility's fn cost (default: the knob's)")

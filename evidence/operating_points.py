@@ -1,9 +1,9 @@
-"""Alignment around each operating point (``python -m bench.alignment --mode operating``).
+"""Alignment around each operating point (``python -m evidence.alignment --mode operating``).
 
 A fixed linear utility ``TP - fp·FP - fn·FN`` and micro-F1 agree on which of two nearby policies is better when the
 utility's exchange rate between a false positive and a true positive is F1's at that point: to first order
 ``dF1 ∝ (TP+FP+FN)·dTP - TP·dFP`` (every gold cell is a TP or an FN), ``dU = (1+fn)·dTP - fp·dFP``, equal when
-``fp = F (1+fn) / (2-F)`` (the cost whose threshold is ``F/2``; ``bench.evidence.calibrated_fp``).
+``fp = F (1+fn) / (2-F)`` (the cost whose threshold is ``F/2``; ``evidence.shared.calibrated_fp``).
 
 The family: a synthetic scorer per pair task at ``negatives="all"`` (every same-sentence candidate and every gold
 pair): a proposed type (a gold type, or on 10 % of gold pairs and on every other pair a random type) and a score
@@ -11,7 +11,7 @@ pair): a proposed type (a gold type, or on 10 % of gold pairs and on every other
 exceeds ``t``, else N. ``d`` sets how good the policy can be, ``t`` where it trades precision for recall. For each
 operating point F0 the policies of a grid whose official micro-F1 lies within ``±BAND`` of F0 are kept (up to
 ``KEEP``, spread over their precision); every answer is rendered and scored by the environment
-(``bench.evidence.score_pair``), its reward by ``drugprot.core.rewards.Reward``. Per point: the pairwise agreement
+(``evidence.shared.score_pair``), its reward by ``drugprot.core.rewards.Reward``. Per point: the pairwise agreement
 of each reward's ranking with the official F1's (share of policy pairs with different F1 that the reward orders the
 same way) and Spearman, for the utility calibrated at F0, the default costs and accuracy.
 """
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from bench.evidence import ACTIONS, N_INDEX, calibrated_fp, official_f1, pair_rows, score_pair
 from drugprot.core.rewards import Costs, Reward
 from drugprot.core.schema import Document
 from drugprot.core.tasks import build_tasks
+from evidence.shared import ACTIONS, N_INDEX, calibrated_fp, official_f1, pair_rows, score_pair
 
 POINTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 BAND = 0.05

@@ -1,6 +1,7 @@
-"""prime-rl's curriculum in the GRPO sandbox: a pair step that draws its prompts from a ``bench.curriculum.PoolSampler``
-and / or keeps generating until its batch is full of groups the ``advantage_range`` gate admits, as prime-rl's
-orchestrator does (rejected groups cost their generation and teach nothing)."""
+"""prime-rl's curriculum in the GRPO sandbox: a pair step that draws its prompts from a
+``evidence.curriculum.PoolSampler`` and / or keeps generating until its batch is full of groups the
+``advantage_range`` gate admits, as prime-rl's orchestrator does
+(rejected groups cost their generation and teach nothing)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from bench.curriculum import PoolSampler, admits, utility_pools
-from bench.sim_data import Data, _trainable, probabilities, sample
 from drugprot.core.rewards import Costs, Reward, Weights
+from evidence.curriculum import PoolSampler, admits, utility_pools
+from evidence.sim_data import Data, _trainable, probabilities, sample
 
 GROUP = 8
 MAX_GENERATION = 8
