@@ -11,9 +11,10 @@ from drugprot.core.outputs import expand_inputs
 from drugprot.core.schema import Document
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.decode import read_line
-from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout, ReportError, Rollout, Run, RunConfig
+from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ReportError, Run, RunConfig, Skip
 from drugprot.evaluation.replays import is_replay, replay_config
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
+from drugprot.modes.base import mode_of_rollout, registered_modes
 
 
 def not_an_eval_run(run_dir: Path) -> str | None:
@@ -115,22 +116,20 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             run.lines += 1
             corrupt_before = len(run.corrupt)
             for item in read_line(raw, file=file.name, line=line_no, legacy=legacy):
-                if isinstance(item, Rollout):
-                    run.rollouts.append(item)
-                elif isinstance(item, ExtractionRollout):
-                    run.extraction.append(item)
-                else:
+                if isinstance(item, Skip):
                     (run.unidentified if item.unidentified else run.corrupt).append(item)
+                else:
+                    mode_of_rollout(item).records(run).append(item)
             # A last line without its line end is cut off only when it does not read as a whole record: a complete
             # record that lacks just the final newline (an editor, a tool that strips it) is a complete run.
             run.cut_off = not raw.endswith(b"\n") and len(run.corrupt) > corrupt_before
-    if run.rollouts and run.extraction:
+    held = [mode for mode in registered_modes() if mode.records(run)]
+    if len(held) > 1:
+        mixed = " and ".join(f"{len(mode.records(run))} {mode.name}-mode rollouts ({mode.task_unit})" for mode in held)
         raise ReportError(
-            f"{file}: mixes {len(run.rollouts)} pair-mode rollouts (one task per chemical-gene pair) and "
-            f"{len(run.extraction)} extraction-mode rollouts (one task per abstract); one run has one mode "
-            "(--env.taskset.mode): report the two modes' runs separately"
+            f"{file}: mixes {mixed}; one run has one mode (--env.taskset.mode): report the two modes' runs separately"
         )
-    if not run.rollouts and not run.extraction:
+    if not held:
         skipped = [*run.corrupt, *run.unidentified]
         detail = "; ".join(str(s) for s in skipped[:3]) or "the file is empty"
         raise ReportError(f"{file}: no DrugProt rollouts ({run.lines} lines; {detail})")

@@ -28,6 +28,9 @@ from drugprot.evaluation.render import (
 )
 from drugprot.evaluation.render_comparison import format_paired
 
+OUTSIDE = "outside them (across sentences: the prompt says relations hold within one)"
+"""How an extraction run's ceiling line names the gold relations off the candidates."""
+
 
 def _limit(run: Mapping[str, Any]) -> str:
     return run["limit"] or ("none" if run["limit"] == "" else "?")
@@ -46,7 +49,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  {report['n_tasks']} abstracts, {report['n_rollouts']} rollouts ({per} per abstract), "
         f"{report['gold_relations']} gold relations",
         f"  setting: {report['setting']['note']}",
-        ceiling_line(report),
+        ceiling_line(report, outside=OUTSIDE, one_answer_per_pair=False),
         *skipped_lines(report["lines"]),
     ]
     lines += [f"  WARNING: {warning}" for warning in report.get("warnings", [])]
