@@ -283,6 +283,7 @@ def _extraction_run(baseline: str, options: TaskOptions, documents: list[Documen
         lines=len(rollouts),
         documents=documents,
         extraction=rollouts,
+        mode="extraction",
     )
 
 

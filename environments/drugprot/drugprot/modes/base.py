@@ -75,6 +75,11 @@ class Mode(ABC):
     def records(self, run: Any) -> list[Any]:
         """The run's rollouts of this mode (the list ``runs.load_run`` appends to)."""
 
+    @abstractmethod
+    def task_gold(self, rollout: Any) -> tuple[str, tuple[str, ...]]:
+        """``(the task named in words, its gold as strings)``: rollouts of one task that disagree on it are a gold
+        conflict (``runs.gold_conflicts``)."""
+
     # --- the report
 
     @abstractmethod
@@ -95,23 +100,23 @@ class Mode(ABC):
 
     @abstractmethod
     def same_tasks(self, first: Any, second: Any) -> str | None:
-        """None when two runs can be paired task by task; else why not."""
+        """None when two runs can be paired task by task; else why not (then nothing below is asked)."""
 
-    @abstractmethod
     def task_counts(self, run: Any) -> tuple[list[Any], Any]:
-        """``(task keys, per-task count rows)`` for the paired bootstrap and tests."""
+        """``(task keys, per-task count rows)`` for the paired bootstrap and tests (``stats.by_abstract``)."""
+        raise NotImplementedError(f"{self.name} mode pairs no runs: its same_tasks never returns None")
 
-    @abstractmethod
     def majority_right(self, run: Any) -> dict[Any, bool]:
         """Per task key: whether its majority answer is right."""
+        raise NotImplementedError(f"{self.name} mode pairs no runs: its same_tasks never returns None")
 
-    @abstractmethod
     def abstract_of(self, key: Any) -> str:
         """The PMID of a task key (the unit the comparison resamples)."""
+        raise NotImplementedError(f"{self.name} mode pairs no runs: its same_tasks never returns None")
 
-    @abstractmethod
     def intervals(self, delta: Any, *, tasks: int) -> dict[str, Any]:
         """The ``intervals`` of a paired comparison from its bootstrap result."""
+        raise NotImplementedError(f"{self.name} mode pairs no runs: its same_tasks never returns None")
 
     # --- what the official scorer reads (``export``)
 

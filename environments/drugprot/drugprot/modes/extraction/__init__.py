@@ -55,6 +55,10 @@ class ExtractionMode(Mode):
     def records(self, run: Run) -> list[Any]:
         return run.extraction
 
+    def task_gold(self, rollout: ExtractionRollout) -> tuple[str, tuple[str, ...]]:
+        relations = tuple(sorted("/".join(triple) for triple in rollout.gold.relations))
+        return f"pmid {rollout.pmid}", relations or ("no relation",)
+
     def summarize(self, run: Run, *, resamples: int, seed: int) -> dict[str, Any]:
         return summary.summarize_extraction(run, resamples=resamples, seed=seed)
 

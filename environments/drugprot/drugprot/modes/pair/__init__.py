@@ -55,6 +55,10 @@ class PairMode(Mode):
     def records(self, run: Run) -> list[Any]:
         return run.rollouts
 
+    def task_gold(self, rollout: Rollout) -> tuple[str, tuple[str, ...]]:
+        gold = (*sorted(rollout.labels), f"with_no_relation={rollout.with_no_relation}")
+        return f"pmid {rollout.pmid} {rollout.arg1}-{rollout.arg2}", gold
+
     def summarize(self, run: Run, *, resamples: int, seed: int) -> dict[str, Any]:
         return summarize(run, resamples=resamples, seed=seed)
 
