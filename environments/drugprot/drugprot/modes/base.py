@@ -4,8 +4,9 @@ A mode (pair: one task per chemical-gene pair; extraction: one task per abstract
 depends on what a task is: how a rollout is read from a run file (``claims``, ``task_of``, ``rollout``), where a
 run keeps its rollouts (``records``), what the report summarises and renders (``summarize``, ``format_report``,
 ``format_comparison``), how two runs are paired (``same_tasks``, ``task_counts``, ``majority_right``), what
-``--export-tsv`` and ``--export-gold`` write (``prediction_rows``, ``gold_rows``) and what makes its micro-F1
-comparable with BioCreative VII (``comparability``: a ``comparability.Rules``). The generic code (``decode``,
+``--export-tsv`` and ``--export-gold`` write (``prediction_rows``, ``gold_rows``), what makes its micro-F1
+comparable with BioCreative VII (``comparability``: a ``comparability.Rules``) and what a model-free baseline's run
+is (``baseline_run``). The generic code (``decode``,
 ``runs``, ``report``, ``compare``, ``export``, ``comparability``) asks the mode and holds no branch on it.
 
 ``register_mode`` adds a mode (a test's toy mode too; ``unregister_mode`` takes it away); ``drugprot.modes``
@@ -127,6 +128,23 @@ class Mode(ABC):
     @abstractmethod
     def gold_rows(self, run: Any) -> list[tuple[str, str, str, str]]:
         """The gold relations of what the run evaluated, as official rows, sorted."""
+
+    # --- model-free baselines (``drugprot baseline``)
+
+    def baseline_run(
+        self,
+        baseline: str,
+        rule: Callable[..., Any],
+        options: Any,
+        documents: list[Any],
+        *,
+        versions: Any,
+        costs: tuple[float, float] | None,
+    ) -> Any:
+        """The run of ``baseline`` over the tasks ``options`` select: ``rule(text, chemical, gene, *,
+        with_no_relation)`` is its answer (a ``BaselineAnswer``) for one mention pair; each reply is scored like a
+        model's. ``versions`` and ``costs``: what every rollout records."""
+        raise NotImplementedError(f"{self.name} mode has no model-free baselines")
 
     def pmids(self, run: Any) -> list[str]:
         """The evaluated abstracts, sorted."""

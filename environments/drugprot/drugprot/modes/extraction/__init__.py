@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drugprot.evaluation.records import ExtractionRollout, Run
+from drugprot.core.options import TaskOptions
+from drugprot.core.schema import Document
+from drugprot.evaluation.records import ExtractionRollout, Run, Versions
 from drugprot.modes.base import Mode
-from drugprot.modes.extraction import compare, decode, export, render, summary
+from drugprot.modes.extraction import baseline, compare, decode, export, render, summary
 from drugprot.modes.extraction.comparability import RULES
 
 
@@ -84,6 +86,18 @@ class ExtractionMode(Mode):
 
     def intervals(self, delta: Any, *, tasks: int) -> dict[str, Any]:
         return summary.abstracts_bootstrap(delta)
+
+    def baseline_run(
+        self,
+        baseline_name: str,
+        rule: Callable[..., Any],
+        options: TaskOptions,
+        documents: list[Document],
+        *,
+        versions: Versions | None,
+        costs: tuple[float, float] | None,
+    ) -> Run:
+        return baseline.baseline_run(baseline_name, rule, options, documents, versions=versions, costs=costs)
 
     def prediction_rows(self, run: Run) -> list[tuple[str, str, str, str]]:
         return export.prediction_rows(run.extraction)

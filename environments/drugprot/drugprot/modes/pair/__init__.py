@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drugprot.evaluation.records import Rollout, Run
+from drugprot.core.options import TaskOptions
+from drugprot.core.schema import Document
+from drugprot.evaluation.records import Rollout, Run, Versions
 from drugprot.evaluation.render import format_report
 from drugprot.evaluation.render_comparison import format_comparison
 from drugprot.evaluation.summary import bootstrap_dict, summarize, task_counts
 from drugprot.modes.base import Mode
-from drugprot.modes.pair import compare, decode, export
+from drugprot.modes.pair import baseline, compare, decode, export
 from drugprot.modes.pair.comparability import RULES
 
 
@@ -84,6 +86,18 @@ class PairMode(Mode):
 
     def intervals(self, delta: Any, *, tasks: int) -> dict[str, Any]:
         return bootstrap_dict(delta, tasks=tasks)
+
+    def baseline_run(
+        self,
+        baseline_name: str,
+        rule: Callable[..., Any],
+        options: TaskOptions,
+        documents: list[Document],
+        *,
+        versions: Versions | None,
+        costs: tuple[float, float] | None,
+    ) -> Run:
+        return baseline.baseline_run(baseline_name, rule, options, documents, versions=versions, costs=costs)
 
     def prediction_rows(self, run: Run) -> list[tuple[str, str, str, str]]:
         return export.prediction_rows(run.rollouts)
