@@ -8,7 +8,8 @@ mode claims the rollouts, scores each reply), summarises and renders it, and wri
 under the mode's rules. No file outside this one changes for it.
 
 What the mode interface does not own yet (issue 32, left): the taskset's task building and prompts, the scorer
-the environment calls, baselines; so the toy's tasks and scoring are its own methods, not the environment's.
+the environment calls and the ``mode`` knob's check (``core.options``), so the toy's tasks and scoring are its own
+methods, not the environment's, and ``drugprot baseline --mode`` cannot name it.
 """
 
 from __future__ import annotations

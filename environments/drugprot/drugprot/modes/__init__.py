@@ -4,8 +4,11 @@
 ``pair/`` is pair mode (one task per chemical-gene pair), ``extraction/`` extraction mode (one task per abstract).
 The report side asks the run's mode and holds no branch on it: reading a rollout (``evaluation.decode``), a run's
 rollouts (``evaluation.runs``), the summary and the text report (``evaluation.report``), the paired comparison
-(``evaluation.compare``), the official scorer's files (``evaluation.export``) and what makes a run comparable with
-BioCreative VII (``evaluation.comparability``). A mode sits in the evaluation layer (``tests/test_layers.py``).
+(``evaluation.compare``), the official scorer's files (``evaluation.export``), what makes a run comparable with
+BioCreative VII (``evaluation.comparability``) and a model-free baseline's run (``evaluation.baselines``). A mode
+sits in the evaluation layer (``tests/test_layers.py``). Not yet the mode's: building and prompting tasks, the
+scorer the environment calls and the knob checks (``core.options``, ``core.questions``, ``core.scoring``,
+``envs.taskset``, ``envs.legacy`` still branch on the mode).
 
 Importing this package registers pair and extraction (pair first: it is the fallback of ``mode_of_task``).
 """
