@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.decode_extraction``: an extraction rollout read from a run line; bad gold records are
+"""``drugprot.modes.extraction.decode``: an extraction rollout read from a run line; bad gold records are
 skipped with the field named; a run mixing pair and extraction rollouts is refused."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from drugprot.core.rewards import Reward
 from drugprot.core.scoring import score_extraction
 from drugprot.evaluation.decode import read_line
 from drugprot.evaluation.export import export_tsv
-from drugprot.evaluation.extraction_summary import summarize_extraction
 from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, ReportError, Skip
-from drugprot.evaluation.render_extraction import format_extraction_report
 from drugprot.evaluation.runs import load_run
+from drugprot.modes.extraction.render import format_extraction_report
+from drugprot.modes.extraction.summary import summarize_extraction
 from tests.evaluation.corruption import PROPERTY, corrupt, records_in
 from tests.evaluation.extraction_traces import GOLD_100, block, episode, extraction_trace, legacy_row, write_v1_run
 from tests.evaluation.traces import good_line

@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.extraction_summary``: the report of an extraction run, figures computed by hand.
+"""``drugprot.modes.extraction.summary``: the report of an extraction run, figures computed by hand.
 
 ``HAND_RUN`` (tests/evaluation/extraction_traces.py): abstract 100 (gold T1-T2 INHIBITOR, T3-T4 SUBSTRATE) and
 abstract 200 (no relation), three rollouts each:
@@ -24,7 +24,10 @@ import numpy as np
 import pytest
 
 from drugprot.core.labels import RELATION_NAMES
-from drugprot.evaluation.extraction_summary import (
+from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, RunConfig
+from drugprot.evaluation.runs import load_run
+from drugprot.evaluation.stats import FN, FP, TP
+from drugprot.modes.extraction.summary import (
     extraction_setting,
     group_by_abstract,
     pooled_scores,
@@ -32,9 +35,6 @@ from drugprot.evaluation.extraction_summary import (
     task_counts,
     voted_relations,
 )
-from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, RunConfig
-from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.stats import FN, FP, TP
 from tests.evaluation.extraction_traces import (
     GOLD_100,
     block,

@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.render_extraction``: the text report of an extraction run and the comparison of two.
+"""``drugprot.modes.extraction.render``: the text report of an extraction run and the comparison of two.
 
 The figures are ``HAND_RUN``'s, computed by hand in ``tests/evaluation/test_extraction_summary.py``.
 """

@@ -328,8 +328,8 @@ def test_the_pair_mode_ceiling_counts_one_type_per_pair() -> None:
     """The fixture's 28 gold relations are all on candidates, but pair 90000001 T1-T2 is SUBSTRATE and INHIBITOR:
     one letter names one of them, so pair mode reaches 27 (recall 27/28, F1 54/55); extraction mode can list
     both types of a pair and reaches all 28."""
-    from drugprot.evaluation.extraction_summary import summarize_extraction
     from drugprot.evaluation.render import ceiling_line
+    from drugprot.modes.extraction.summary import summarize_extraction
 
     options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
     report = summarize(baseline_run("lexical", options))

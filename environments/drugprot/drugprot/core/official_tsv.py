@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from drugprot.core.errors import DrugprotDataError
-from drugprot.core.labels import NO_RELATION, RELATION_NAMES
+from drugprot.core.labels import LABEL_ORDER, NO_RELATION, RELATION_NAMES
 from drugprot.core.metrics import RelationRow, entity_id
 from drugprot.core.outputs import write_text_atomic
 from drugprot.core.schema import Document
@@ -24,6 +24,17 @@ _READABLE = _SCORED | {NO_RELATION.name}
 
 _ID = re.compile(r"[^\s:]+")
 _PMID = re.compile(r"\S+")
+
+
+def id_key(entity_id: str) -> tuple[str, int, str]:
+    """Natural order of mention ids: ``T2`` before ``T10``."""
+    match = re.fullmatch(r"(\D*)(\d+)(.*)", entity_id)
+    return (match.group(1), int(match.group(2)), match.group(3)) if match else (entity_id, -1, "")
+
+
+def sorted_rows(rows: Iterable[RelationRow]) -> list[RelationRow]:
+    """Official rows sorted by PMID, then mention ids (natural order), then type (``LABEL_ORDER``)."""
+    return sorted(rows, key=lambda row: (row[0], id_key(row[1]), id_key(row[2]), LABEL_ORDER[row[3]]))
 
 
 def _clean_field(value: object, path: str | os.PathLike[str], pmid: str | None, field: str) -> str:

@@ -24,36 +24,29 @@ prediction in the think/boxed format the environment expects.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from dataclasses import dataclass
 
-from drugprot.core.candidates import candidate_pairs
 from drugprot.core.errors import DrugprotError
-from drugprot.core.extraction import answer_block
-from drugprot.core.labels import NO_RELATION, letter_of
+from drugprot.core.labels import NO_RELATION
 from drugprot.core.options import MODES, TaskOptions
 from drugprot.core.outputs import EXIT_ERROR, error_line, expand_inputs
-from drugprot.core.questions import extraction_question, select_tasks
 from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_REWARD, REWARD_KINDS
 from drugprot.core.schema import Document, Entity
-from drugprot.core.scoring import INFO_KEY, score_extraction, score_reply
+from drugprot.core.scoring import INFO_KEY
 from drugprot.core.sources import load_documents
-from drugprot.core.tasks import PairTask, build_tasks
+from drugprot.core.tasks import PairTask
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
 from drugprot.evaluation.decode import rollout_costs, rollout_versions
-from drugprot.evaluation.records import (
-    ExtractionAnswer,
-    ExtractionRollout,
-    GoldPair,
-    Rollout,
-    Run,
-    RunConfig,
-    ScoredAnswer,
-)
+from drugprot.evaluation.records import Run
 from drugprot.evaluation.report import add_output_arguments, emit
 from drugprot.evaluation.report_outputs import prepare_outputs
+from drugprot.modes.base import get_mode
+from drugprot.modes.extraction import baseline as extraction_baseline
+from drugprot.modes.pair.baseline import reply_text
 
 BASELINES = ("majority", "lexical")
 MAJORITY = "INHIBITOR"
@@ -174,34 +167,22 @@ def predict(baseline: str, task: PairTask, *, with_no_relation: bool = False) ->
 
 
 def extraction_reply(baseline: str, document: Document) -> str:
-    """The baseline's reply to an extraction task: its pair answer, NO-RELATION offered, on every same-sentence
-    candidate pair of the abstract (``candidate_pairs``, the pairs of pair mode's ``negatives=all``), the reasons in
-    the reasoning and every pair not answered NO-RELATION listed in the relations block.
+    """The baseline's reply to an extraction task (``drugprot.modes.extraction.baseline.reply``: its pair answer,
+    NO-RELATION offered, on every same-sentence candidate pair of the abstract, the pairs not answered NO-RELATION
+    listed).
 
     Raises:
         UnknownBaselineError: an unknown baseline name.
     """
-    entities = {entity.id: entity for entity in document.entities}
-    notes, relations = [], []
-    for chemical, gene in candidate_pairs(document):
-        answer = predict_pair(baseline, document.text, entities[chemical], entities[gene], with_no_relation=True)
-        notes.append(f"{chemical}-{gene}: {answer.rationale}")
-        if answer.label != NO_RELATION.name:
-            relations.append((chemical, gene, answer.label))
-    reasoning = "; ".join(notes) or "no chemical and gene/protein mention share a sentence"
-    return f"<think>{reasoning}.</think>\n{answer_block(relations)}"
-
-
-def reply_text(prediction: BaselineAnswer) -> str:
-    """The prediction as a model reply in the environment's format: reasoning, then one boxed letter."""
-    return f"<think>{prediction.rationale}.</think>\n\\boxed{{{letter_of(prediction.label)}}}"
+    return extraction_baseline.reply(functools.partial(predict_pair, baseline), document)
 
 
 def baseline_run(baseline: str, options: TaskOptions) -> Run:
     """Run one baseline over the tasks ``options`` select; the result reads like a ``vf-eval`` run.
 
-    Each answer is rendered with ``reply_text`` and scored with ``drugprot.core.scoring.score_reply``, as a
-    model's reply would be; its reward is ``options.make_reward()``'s.
+    The tasks, the reply and the run are the mode's (``Mode.baseline_run``; pair: each answer rendered with
+    ``reply_text`` and scored with ``drugprot.core.scoring.score_reply``, extraction: ``extraction_reply`` scored
+    with ``score_extraction``), as a model's reply would be; its reward is ``options.make_reward()``'s.
 
     Raises:
         DrugprotDataError / DrugprotHubError: from loading the split.
@@ -210,79 +191,14 @@ def baseline_run(baseline: str, options: TaskOptions) -> Run:
     if baseline not in BASELINES:
         raise UnknownBaselineError(baseline)
     documents = load_documents(options.split, options.data_path, path_hint="--data-path", revision=options.revision)
-    if options.mode == "extraction":
-        return _extraction_run(baseline, options, documents)
-    with_nr = options.with_no_relation
-    tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)
-    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
-    costs = rollout_costs({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
-    reward, rollouts = options.make_reward(), []
-    for task in tasks:
-        score = score_reply(
-            reply_text(predict(baseline, task, with_no_relation=with_nr)), None, task.labels, with_no_relation=with_nr
-        )
-        pair = GoldPair(task.pmid, task.chemical.id, task.gene.id, task.labels, with_nr)
-        answer = ScoredAnswer.of(score, rescored=False)
-        ceiling = (task.ceiling.gold, task.ceiling.candidates, task.ceiling.one_per_pair)
-        rollouts.append(
-            Rollout.of(pair, answer, reward=reward.value(score), versions=versions, costs=costs, ceiling=ceiling)
-        )
-    source = options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"
-    limit = f"num_tasks={options.num_tasks}" if options.num_tasks is not None else ""
-    return Run(
-        name=f"baseline {baseline}",
-        path=str(source),
-        source="drugprot baseline, no model",
-        rollouts=rollouts,
-        config=RunConfig(
-            model=f"baseline:{baseline}",
-            split=options.split,
-            data_path=options.data_path,
-            negatives=str(options.negatives),
-            limit=limit,
-        ),
-        lines=len(rollouts),
-        documents=documents,
-    )
-
-
-def _extraction_run(baseline: str, options: TaskOptions, documents: list[Document]) -> Run:
-    """One baseline over the extraction tasks ``options`` select: each reply (``extraction_reply``) scored with
-    ``drugprot.core.scoring.score_extraction``, as a model's reply would be."""
-    by_pmid = {document.pmid: document for document in documents}
-    questions = select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
-    versions = rollout_versions({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
-    costs = rollout_costs({INFO_KEY: {VERSIONS_KEY: versions_record(options)}})
-    reward, rollouts = options.make_reward(), []
-    for question in questions:
-        assert question.gold is not None and question.ceiling is not None  # an extraction question carries both
-        score = score_extraction(extraction_reply(baseline, by_pmid[question.pmid]), None, question.gold)
-        answer = ExtractionAnswer.of(score, rescored=False)
-        rollouts.append(
-            ExtractionRollout(
-                question.pmid,
-                question.gold,
-                answer,
-                reward=reward.value(score),
-                versions=versions,
-                costs=costs,
-                ceiling=(question.ceiling.gold, question.ceiling.candidates, question.ceiling.one_per_pair),
-            )  # fmt: skip
-        )
-    return Run(
-        name=f"baseline {baseline}",
-        path=str(options.data_path or f"hub OpenMed/drugprot-parquet [{options.split}]"),
-        source="drugprot baseline, no model",
-        rollouts=[],
-        config=RunConfig(
-            model=f"baseline:{baseline}",
-            split=options.split,
-            data_path=options.data_path,
-            limit=f"num_tasks={options.num_tasks}" if options.num_tasks is not None else "",
-        ),
-        lines=len(rollouts),
-        documents=documents,
-        extraction=rollouts,
+    record = {INFO_KEY: {VERSIONS_KEY: versions_record(options)}}
+    return get_mode(options.mode).baseline_run(
+        baseline,
+        functools.partial(predict_pair, baseline),
+        options,
+        documents,
+        versions=rollout_versions(record),
+        costs=rollout_costs(record),
     )
 
 

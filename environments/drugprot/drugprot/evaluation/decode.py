@@ -5,21 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from drugprot.core.labels import LABEL_ORDER, NO_RELATION
-from drugprot.core.scoring import INFO_KEY, SCORING_ERROR, score_reply
+from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import from_info as versions_from_info
-from drugprot.evaluation.decode_extraction import extraction_answer, extraction_gold, extraction_record, is_extraction
-from drugprot.evaluation.records import (
-    ROLLOUT_ERROR,
-    UNKNOWN,
-    ExtractionRollout,
-    GoldPair,
-    Rollout,
-    ScoredAnswer,
-    Skip,
-    Versions,
-)
+from drugprot.evaluation.records import UNKNOWN, ExtractionRollout, Rollout, Skip, Versions
 from drugprot.evaluation.typed_json import (
     BadRecord,
     decode_json,
@@ -30,12 +19,10 @@ from drugprot.evaluation.typed_json import (
     get_object,
     get_objects,
     get_string,
-    identity,
     shorten,
     typed,
 )
-
-_KNOWN_LABELS = frozenset(LABEL_ORDER)
+from drugprot.modes.base import mode_of_task
 
 
 def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout | ExtractionRollout | Skip]:
@@ -79,58 +66,6 @@ def validate_record(
         return _legacy_rollout(value) if episode is None else _v1_rollout(value, episode)
     except BadRecord as exc:
         return Skip(file, line, trace, str(exc), unidentified=exc.unidentified)
-
-
-_IDENTITY = ("pmid", "arg1", "arg2")
-
-
-def _gold_pair(data: dict[str, Any], prefix: str) -> GoldPair:
-    """The pair and gold types of a task record (v1 ``task.data``, legacy ``info``).
-
-    Raises:
-        UnidentifiedTask: pmid, arg1 or arg2 is missing or empty.
-        BadRecord: not a DrugProt task, or a field of the wrong type.
-    """
-    if not any(key in data for key in (*_IDENTITY, "labels")):
-        raise BadRecord(f"not a DrugProt rollout: {prefix} has none of pmid, arg1, arg2, labels")
-    ids = tuple(identity(data, key, f"{prefix}.{key}") for key in _IDENTITY)
-    with_nr = get_flag(data, "with_no_relation", f"{prefix}.with_no_relation")
-    return GoldPair(ids[0], ids[1], ids[2], _labels(data, f"{prefix}.labels", with_nr), with_nr)
-
-
-def _labels(data: dict[str, Any], path: str, with_no_relation: bool) -> tuple[str, ...]:
-    """The pair's gold official names: DrugProt types without repeats, or NO-RELATION alone."""
-    labels = data.get("labels")
-    expected = "expected a non-empty list of DrugProt type names"
-    if not isinstance(labels, list) or not labels:
-        raise BadRecord(f"field {path} is {describe(labels)}, {expected}")
-    for i, label in enumerate(labels):
-        if not isinstance(label, str) or label not in _KNOWN_LABELS:
-            raise BadRecord(f"field {path}[{i}] is {describe(label)}, not a DrugProt type name (or NO-RELATION)")
-    if len(set(labels)) != len(labels):
-        raise BadRecord(f"field {path} lists a type twice: {shorten(', '.join(labels))}")
-    if NO_RELATION.name in labels and (len(labels) > 1 or not with_no_relation):
-        raise BadRecord(f"field {path}: NO-RELATION must be the only label, of a task with with_no_relation true")
-    return tuple(labels)
-
-
-def _record(info: dict[str, Any] | None) -> ScoredAnswer | None:
-    """The answer of the usable prediction record in ``info``.
-
-    None when there is none to trust (missing, of unexpected shape, or a scoring error): the reply is then
-    re-scored, so a malformed record never loses the rollout.
-    """
-    record = info.get(INFO_KEY) if info is not None else None
-    if not isinstance(record, dict) or "label" not in record:
-        return None
-    label, reason, fmt = record.get("label"), record.get("invalid_reason"), record.get("format_reason")
-    if label is not None and not (isinstance(label, str) and label in _KNOWN_LABELS):
-        return None
-    if not all(x is None or isinstance(x, str) for x in (reason, fmt)):
-        return None
-    if label is None and (reason is None or reason.startswith(SCORING_ERROR)):
-        return None
-    return ScoredAnswer(label, None if reason is None else shorten(reason), None if fmt is None else shorten(fmt))
 
 
 def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int, int | None] | None:
@@ -197,23 +132,6 @@ def _reply(message: dict[str, Any] | None, path: str) -> tuple[str | None, str |
     return _content(message, path), get_string(message, "reasoning_content", f"{path}.reasoning_content")
 
 
-def _answer(
-    record: ScoredAnswer | None,
-    reply: tuple[str | None, str | None] | None,
-    pair: GoldPair,
-    error: str | None,
-) -> ScoredAnswer:
-    """The record's answer, else the reply re-scored (none when the rollout failed before replying)."""
-    if record is not None:
-        return record
-    if reply is None and error is not None:  # nothing to re-score: the rollout failed before replying
-        reason = f"{ROLLOUT_ERROR}: {error}"
-        return ScoredAnswer(None, reason, reason)
-    content, reasoning = reply if reply is not None else (None, None)
-    score = score_reply(content, reasoning, pair.labels, with_no_relation=pair.with_no_relation)
-    return ScoredAnswer.of(score, rescored=True)
-
-
 def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRollout:
     if not isinstance(trace, dict):
         raise BadRecord(f"trace is {describe(trace)}, expected an object")
@@ -221,9 +139,8 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRoll
     data = get_object(task, "data", "task.data") if task is not None else None
     if data is None:
         raise BadRecord("no task.data object: not a DrugProt rollout")
-    extracting = is_extraction(data)
-    pmid, gold = extraction_gold(data, "task.data") if extracting else (None, None)
-    pair = None if extracting else _gold_pair(data, "task.data")
+    mode = mode_of_task(data)
+    gold = mode.task_of(data, "task.data")
     errors = get_objects(trace, "errors", "errors")
     types = [get_string(e, "type", f"errors[{i}].type") or "error" for i, e in enumerate(errors)]
     messages = [get_string(e, "message", f"errors[{i}].message") for i, e in enumerate(errors)]
@@ -264,11 +181,7 @@ def _v1_rollout(trace: Any, episode: dict[str, Any]) -> Rollout | ExtractionRoll
         "costs": rollout_costs(info),
         "ceiling": ceiling_of_task(data),
     }
-    if pmid is not None and gold is not None:
-        record = extraction_record(info, _v1_accuracy(trace), gold) if trusted else None
-        return ExtractionRollout(pmid, gold, extraction_answer(record, reply, gold, error), **facts)
-    assert pair is not None
-    return Rollout.of(pair, _answer(_record(info) if trusted else None, reply, pair, error), **facts)
+    return mode.rollout(gold, info, lambda: _v1_accuracy(trace), reply, error, facts, trusted=trusted)
 
 
 def _v1_accuracy(trace: dict[str, Any]) -> float | None:
@@ -311,9 +224,8 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
             raise BadRecord(f"field info is a string that is not JSON: {exc}") from None
     if not isinstance(info, dict):
         raise BadRecord(f"field info is {describe(info)}, expected an object: not a DrugProt rollout")
-    extracting = is_extraction(info)
-    pmid, gold = extraction_gold(info, "info") if extracting else (None, None)
-    pair = None if extracting else _gold_pair(info, "info")
+    mode = mode_of_task(info)
+    gold = mode.task_of(info, "info")
     completion = row.get("completion")
     if isinstance(completion, str):
         reply: tuple[str | None, str | None] | None = (completion, None)
@@ -334,11 +246,7 @@ def _legacy_rollout(row: Any) -> Rollout | ExtractionRollout:
         "costs": rollout_costs(info),
         "ceiling": ceiling_of_task(info),
     }
-    if pmid is not None and gold is not None:
-        record = extraction_record(info, get_number(row, "accuracy", "accuracy"), gold)
-        return ExtractionRollout(pmid, gold, extraction_answer(record, reply, gold, error), **facts)
-    assert pair is not None
-    return Rollout.of(pair, _answer(_record(info), reply, pair, error), **facts)
+    return mode.rollout(gold, info, lambda: get_number(row, "accuracy", "accuracy"), reply, error, facts, trusted=True)
 
 
 def _legacy_error(value: Any, row_chain: Any = None) -> tuple[str | None, str | None]:

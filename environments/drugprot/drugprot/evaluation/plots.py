@@ -12,6 +12,7 @@ from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.core.outputs import atomic_path
 from drugprot.evaluation.records import INVALID, ReportError
 from drugprot.evaluation.render import pct
+from drugprot.modes.base import mode_of_reports
 
 _TITLE_CHARS = 48  # run names longer than this are shortened in plot titles and legends
 
@@ -244,13 +245,9 @@ def _class_value(scores: Mapping[str, Any], metric: str) -> float | None:
 
 
 def support_note(reports: Sequence[Mapping[str, Any]]) -> str:
-    """The chart's title: which mode, how its rollouts are counted, and what ``n=a/b`` in the labels means."""
-    extraction = any("gold_relations" in report for report in reports)  # only an extraction summary has it
-    mode = (
-        "extraction mode (one task per abstract): gold triples"
-        if extraction
-        else "pair mode (one task per chemical-gene pair): gold pairs"
-    )
+    """The chart's title: which mode (``Mode.chart_unit`` of the reports' mode), how its rollouts are counted, and
+    what ``n=a/b`` in the labels means."""
+    mode = mode_of_reports(reports).chart_unit
     runs = "/".join(f"[{k + 1}]" for k in range(len(reports)))
     per = "of run " + runs if len(reports) > 1 else "of the run"
     return (

@@ -292,6 +292,7 @@ class Run:
     path: str
     source: str
     rollouts: list[Rollout]
+    """The rollouts of a pair-mode run (and of any mode that keeps them here, ``Mode.records``)."""
     config: RunConfig = field(default_factory=RunConfig)
     lines: int = 0
     """Non-blank lines read."""
@@ -309,11 +310,8 @@ class Run:
     cut_off: bool = False
     """The file's last line has no line end and does not read as a record: the writer stopped mid-line (a killed or
     still running eval). A whole last record without only its final newline is not cut off."""
+    mode: str = "pair"
+    """The task mode of the run's rollouts (``drugprot.modes``: ``runs.load_run`` sets it from what it read)."""
     warnings: list[str] = field(default_factory=list)
     """What makes the run's figures doubtful though it can be reported (``runs.run_warnings``): rollouts missing,
     rollouts of one task that disagree on its gold."""
-
-    @property
-    def mode(self) -> str:
-        """``extraction`` for a run of extraction rollouts, else ``pair``."""
-        return "extraction" if self.extraction else "pair"

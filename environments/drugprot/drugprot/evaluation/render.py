@@ -117,9 +117,15 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def ceiling_line(report: Mapping[str, Any]) -> str:
+PAIR_OUTSIDE = "never predictable (no task asks them)"
+"""How a pair-mode ceiling line names the gold relations off the candidates."""
+
+
+def ceiling_line(report: Mapping[str, Any], *, outside: str = PAIR_OUTSIDE, one_answer_per_pair: bool = True) -> str:
     """The report's ceiling line: the evaluated abstracts' gold relations, how many are candidates, how many can
-    never be predicted (``summary.ceiling_summary``)."""
+    never be predicted (``summary.ceiling_summary``). ``outside`` names those off the candidates;
+    ``one_answer_per_pair``: a task answers one type, so a multi-label pair's second types are counted apart (pair
+    mode; an extraction reply lists every type)."""
     c = report.get("ceiling")
     if c is None:
         return "  ceiling: not recorded in this report"
@@ -130,14 +136,8 @@ def ceiling_line(report: Mapping[str, Any]) -> str:
             f"drugprot recorded them){tasks}"
         )
     bound = f" (max recall {pct(c['max_recall'])}, max F1 {pct(c['max_f1'])})" if c["max_recall"] is not None else ""
-    extraction = report["setting"]["mode"] == "extraction"
-    outside = (
-        "outside them (across sentences: the prompt says relations hold within one)"
-        if extraction
-        else "never predictable (no task asks them)"
-    )
     second = c.get("second_types", 0)
-    if extraction or second == 0:
+    if not one_answer_per_pair or second == 0:
         pairs = ""
     elif second is None:
         pairs = "; one answer names one type, but this run did not record its multi-label pairs (bound counts them)"

@@ -16,7 +16,7 @@ plus ``metadata.json``), and reports, per run:
   ``info["drugprot"]["versions"]``, ``unknown`` for older runs); a comparison warns when runs differ in them.
 
 An extraction-mode run (``mode="extraction"``: one task per abstract, the model lists every relation) is read and
-reported by its own modules (``decode_extraction``, ``extraction_summary``, ``render_extraction``): the official
+reported by its own mode (``drugprot.modes.extraction``: ``decode``, ``summary``, ``render``): the official
 metric over (chemical, gene, type) triples, rollouts pooled and as a per-triple majority per abstract, macro-F1,
 per class, answer quality and intervals resampling abstracts. The mode is detected per rollout; a run file mixing
 the modes, or a comparison of a pair run with an extraction run, is refused.
@@ -50,16 +50,13 @@ from drugprot.core.errors import DrugprotError
 from drugprot.core.outputs import EXIT_ERROR, CheckedOutput, error_line, expand_inputs
 from drugprot.evaluation.compare import check_modes, compare_runs
 from drugprot.evaluation.export import export_gold, export_tsv
-from drugprot.evaluation.extraction_summary import EXTRACTION, summarize_extraction
 from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
 from drugprot.evaluation.records import EXIT_FAILED_RUN, LEGACY_FILE, MOSTLY_ERRORED, V1_FILE, ReportError, Run
-from drugprot.evaluation.render import counts_text, format_report
-from drugprot.evaluation.render_comparison import format_comparison
-from drugprot.evaluation.render_extraction import format_extraction_comparison, format_extraction_report
+from drugprot.evaluation.render import counts_text
 from drugprot.evaluation.report_outputs import add_overwrite_argument, prepare_outputs, written_line
 from drugprot.evaluation.runs import find_run_file, load_run, run_documents, run_inputs, skipped_folders
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.base import get_mode
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = False) -> None:
@@ -197,18 +194,14 @@ def emit(
     if (args.export_tsv or args.export_gold) and len(runs) != 1:
         raise ReportError("--export-tsv and --export-gold take exactly one run")
     check_modes(list(runs))
-    extracting = runs[0].mode == EXTRACTION
-    if extracting and args.plot:
-        raise ReportError(
-            "--plot draws the confusion matrix of pair-mode answers; an extraction run has none (use --plot-classes "
-            "for its per-class chart)"
-        )
+    mode = get_mode(runs[0].mode)
+    if args.plot and mode.plot_refusal is not None:
+        raise ReportError(mode.plot_refusal)
     if outputs is None:
         outputs = prepare_outputs(args, [Path(run.path) / name for run in runs for name in (V1_FILE, LEGACY_FILE)])
     resamples = getattr(args, "bootstrap", DEFAULT_RESAMPLES)
     seed = getattr(args, "bootstrap_seed", DEFAULT_SEED)
-    summary = summarize_extraction if extracting else summarize
-    reports = [summary(run, resamples=resamples, seed=seed) for run in runs]
+    reports = [mode.summarize(run, resamples=resamples, seed=seed) for run in runs]
     comparisons = [compare_runs(runs[0], other, resamples=resamples, seed=seed) for other in runs[1:]]
     failed = [report for report in reports if report["failed"]]
     refused = bool(failed) and not allow_errors
@@ -244,13 +237,10 @@ def emit(
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 else {"runs": reports, "comparisons": comparisons}
         print(json.dumps(payload, indent=2, allow_nan=False))
-    elif extracting:
-        one = len(reports) == 1
-        print(format_extraction_report(reports[0]) if one else format_extraction_comparison(reports, comparisons))
     elif len(reports) == 1:
-        print(format_report(reports[0]))
+        print(mode.format_report(reports[0]))
     else:
-        print(format_comparison(reports, [{r.key for r in run.rollouts} for run in runs], comparisons))
+        print(mode.format_comparison(reports, runs, comparisons))
     for report in reports:
         written += [f"{report['run']['name']}: WARNING: {warning}" for warning in report.get("warnings", [])]
     for report in failed:

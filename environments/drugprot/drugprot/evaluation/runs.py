@@ -11,9 +11,10 @@ from drugprot.core.outputs import expand_inputs
 from drugprot.core.schema import Document
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.decode import read_line
-from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ExtractionRollout, ReportError, Rollout, Run, RunConfig
+from drugprot.evaluation.records import LEGACY_FILE, V1_FILE, ReportError, Run, RunConfig, Skip
 from drugprot.evaluation.replays import is_replay, replay_config
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
+from drugprot.modes.base import get_mode, mode_of_rollout, registered_modes
 
 
 def not_an_eval_run(run_dir: Path) -> str | None:
@@ -106,6 +107,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         rollouts=[],
         config=_legacy_config(file.parent) if legacy else _v1_config(file.parent),
     )
+    seen: set[str] = set()
     with file.open("rb") as fh:
         for line_no, raw in enumerate(fh, 1):
             run.cut_off = False
@@ -115,25 +117,26 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             run.lines += 1
             corrupt_before = len(run.corrupt)
             for item in read_line(raw, file=file.name, line=line_no, legacy=legacy):
-                if isinstance(item, Rollout):
-                    run.rollouts.append(item)
-                elif isinstance(item, ExtractionRollout):
-                    run.extraction.append(item)
-                else:
+                if isinstance(item, Skip):
                     (run.unidentified if item.unidentified else run.corrupt).append(item)
+                else:
+                    mode = mode_of_rollout(item)
+                    seen.add(mode.name)
+                    mode.records(run).append(item)
             # A last line without its line end is cut off only when it does not read as a whole record: a complete
             # record that lacks just the final newline (an editor, a tool that strips it) is a complete run.
             run.cut_off = not raw.endswith(b"\n") and len(run.corrupt) > corrupt_before
-    if run.rollouts and run.extraction:
+    held = [mode for mode in registered_modes() if mode.name in seen]
+    if len(held) > 1:
+        mixed = " and ".join(f"{len(mode.records(run))} {mode.name}-mode rollouts ({mode.task_unit})" for mode in held)
         raise ReportError(
-            f"{file}: mixes {len(run.rollouts)} pair-mode rollouts (one task per chemical-gene pair) and "
-            f"{len(run.extraction)} extraction-mode rollouts (one task per abstract); one run has one mode "
-            "(--env.taskset.mode): report the two modes' runs separately"
+            f"{file}: mixes {mixed}; one run has one mode (--env.taskset.mode): report the two modes' runs separately"
         )
-    if not run.rollouts and not run.extraction:
+    if not held:
         skipped = [*run.corrupt, *run.unidentified]
         detail = "; ".join(str(s) for s in skipped[:3]) or "the file is empty"
         raise ReportError(f"{file}: no DrugProt rollouts ({run.lines} lines; {detail})")
+    run.mode = held[0].name
     run.warnings = run_warnings(run)
     return run
 
@@ -172,12 +175,10 @@ def gold_conflicts(run: Run) -> str | None:
     file: each rollout is still scored against its own gold, but the task's majority vote reads the first.
     """
     golds: dict[str, set[tuple[str, ...]]] = {}
-    for rollout in run.rollouts:
-        key = f"pmid {rollout.pmid} {rollout.arg1}-{rollout.arg2}"
-        golds.setdefault(key, set()).add((*sorted(rollout.labels), f"with_no_relation={rollout.with_no_relation}"))
-    for extraction in run.extraction:
-        relations = tuple(sorted("/".join(triple) for triple in extraction.gold.relations))
-        golds.setdefault(f"pmid {extraction.pmid}", set()).add(relations or ("no relation",))
+    mode = get_mode(run.mode)
+    for rollout in mode.records(run):
+        key, gold = mode.task_gold(rollout)
+        golds.setdefault(key, set()).add(gold)
     conflicts = {key: sorted(found) for key, found in golds.items() if len(found) > 1}
     if not conflicts:
         return None

@@ -240,6 +240,7 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig, ceiling: dict[str
     relation a candidate; None when the run does not record enough to tell). ``ceiling``: the run's
     ``ceiling_summary`` (computed from ``rollouts`` when not given)."""
     from drugprot.evaluation.comparability import verdict
+    from drugprot.modes.pair.comparability import RULES
 
     with_nr = any(r.with_no_relation for r in rollouts)
     if not with_nr:
@@ -252,7 +253,7 @@ def setting_of(rollouts: Sequence[Rollout], config: RunConfig, ceiling: dict[str
             "one answer can find only one of its gold relations. NOT comparable with BioCreative VII.",
         }
     ceiling = ceiling if ceiling is not None else ceiling_summary(rollouts, None)
-    comparable, why = verdict(config, mode="pair", abstracts=len({r.pmid for r in rollouts}), ceiling=ceiling)
+    comparable, why = verdict(config, rules=RULES, abstracts=len({r.pmid for r in rollouts}), ceiling=ceiling)
     return {
         "mode": "negatives",
         "negatives": config.negatives,

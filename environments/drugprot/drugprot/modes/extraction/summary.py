@@ -135,8 +135,9 @@ def extraction_setting(config: RunConfig, abstracts: int = 0, ceiling: dict[str,
     (``comparability.verdict``: only every abstract of an official split is; None when the run does not record
     enough to tell)."""
     from drugprot.evaluation.comparability import verdict
+    from drugprot.modes.extraction.comparability import RULES
 
-    comparable, why = verdict(config, mode="extraction", abstracts=abstracts, ceiling=ceiling or {})
+    comparable, why = verdict(config, rules=RULES, abstracts=abstracts, ceiling=ceiling or {})
     return {
         "mode": EXTRACTION,
         "negatives": None,

@@ -30,6 +30,9 @@ from drugprot.evaluation.render import (
 )
 from drugprot.evaluation.render_comparison import format_paired
 
+OUTSIDE = "outside them (across sentences: the prompt says relations hold within one)"
+"""How an extraction run's ceiling line names the gold relations off the candidates."""
+
 
 def _header(report: Mapping[str, Any]) -> list[str]:
     run, k = report["run"], report["rollouts_per_task"]
@@ -44,7 +47,7 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         f"  {report['n_tasks']} abstracts, {report['n_rollouts']} rollouts ({per} per abstract), "
         f"{report['gold_relations']} gold relations",
         f"  setting: {report['setting']['note']}",
-        ceiling_line(report),
+        ceiling_line(report, outside=OUTSIDE, one_answer_per_pair=False),
         *skipped_lines(report["lines"]),
     ]
     lines += [f"  WARNING: {warning}" for warning in report.get("warnings", [])]
