@@ -19,7 +19,7 @@ serves both modes, both verifiers stacks, the baselines and the report:
   chosen for the model's operating point (README, "The reward").
 
   Defaults ``fp_cost=0.5``, ``fn_cost=1``: threshold ``0.5 / 2.5 = 0.2``, the cost calibrated at micro-F1 0.4.
-  Measured by ``python -m bench.decision`` on the real 350-abstract training sample over 10 PMID splits (constants
+  Measured by ``python -m evidence.decision`` on the real 350-abstract training sample over 10 PMID splits (constants
   chosen on training folds): a softmax-regression stand-in right on 58 % of held-out gold pairs (Trinity-Mini's seed
   run: 0.53 at step 1) reaches held-out official F1 0.398 ± 0.022 with the default cost's decisions, 0.006 below the
   oracle threshold read off the held-out pairs; a weaker stand-in (F1 ≈ 0.17) does better with its calibrated cost.

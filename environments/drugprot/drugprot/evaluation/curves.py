@@ -20,7 +20,7 @@ The keys read here are the orchestrator's episode metrics (``src/prime_rl/orches
     train/agg/effective/<agent>/is_admitted/mean             share admitted to the batch    the sandbox writes both)
     eval/<eval env>/effective/<agent>/...                    the same per eval environment (e.g. drugprot-validation)
     .../metrics/official_f1/mean, .../metrics/none_share/mean the held-out official micro-F1 and N / ``none`` share
-                                                             that ``python -m bench.rl_sim`` (the CPU sandbox) logs
+                                                             that ``python -m evidence.rl_sim`` (the CPU sandbox) logs
 
 The step's official micro-F1, precision and recall are computed from the means of the three cells
 (``official_scores``): F1 = 2·TP / (2·TP + FP + FN) over the means equals it over the sums (one denominator), so
