@@ -192,6 +192,14 @@ REPLAY = Session(
         ),
     )
 )
+HUB_USER = Session(
+    (
+        Step(_SAMPLE),
+        _SERVE_LEXICAL,
+        Step(f"{_EVAL} {_DATA}", log_lines("INFO results:")),
+        Step("uv run drugprot report outputs/drugprot--* --bootstrap 0", section("Official DrugProt metric")),
+    )
+)
 GEPA = Session(
     (
         Step(_SAMPLE),
@@ -224,6 +232,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("baselines", "README.md", BASELINES, section("95% intervals", to_blank=False), prompt=False),
     Block("baselines-all", "README.md", BASELINES_ALL, section("95% intervals", to_blank=False), prompt=False),
     Block("calibration-real", "docs/evaluation.md", LEXICAL_ALL, section("  calibration")),
+    Block("hub-user", "README.md", HUB_USER, whole, prompt=False),
     Block("replay", "environments/drugprot/README.md", REPLAY, whole, prompt=False),
     Block("gepa", "environments/drugprot/README.md", GEPA, whole, prompt=False),
 )
