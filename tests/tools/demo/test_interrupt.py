@@ -65,6 +65,9 @@ def test_sigint_stops_the_eval_cli_removes_its_run_and_prints_one_line(tmp_path:
         cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         assert cmdline[cmdline.index(b"-m") + 1] == b"drugprot-lexical-baseline"  # the eval CLI, asking the baseline
         assert os.getpgid(child) == child  # its own process group: the terminal's Ctrl-C reaches the demo alone
+        # Freeze the eval CLI's group first, so that it cannot finish its rollouts between being seen and the Ctrl-C
+        # on a loaded machine: the interrupt always lands mid-run (the demo's SIGKILL ends a stopped group).
+        os.killpg(child, signal.SIGSTOP)
         demo.send_signal(signal.SIGINT)
         stdout, stderr = demo.communicate(timeout=WAIT_SECONDS)
     finally:
