@@ -39,9 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.metrics import Scores
@@ -66,7 +64,11 @@ FN = slice(2 + 2 * _TYPES, 2 + 3 * _TYPES)
 WIDTH = 2 + 3 * _TYPES
 """Length of a task's count row: rollouts, right rollouts, then TP, FP and FN per type (official order)."""
 
-Counts = npt.NDArray[np.float64]
+if TYPE_CHECKING:  # numpy is imported where a statistic is computed: ``import drugprot`` (the CLI) does not load it
+    import numpy as np
+    import numpy.typing as npt
+
+    Counts = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,8 @@ def count_row(rollouts: int, correct: float, scores: Scores) -> Counts:
     Raises:
         ValueError: no rollouts, or more right rollouts than rollouts.
     """
+    import numpy as np
+
     if rollouts < 1 or not 0 <= correct <= rollouts:
         raise ValueError(f"a task needs at least one rollout and 0..rollouts right ones, got {correct}/{rollouts}")
     row = np.zeros(WIDTH)
@@ -130,6 +134,8 @@ def count_row(rollouts: int, correct: float, scores: Scores) -> Counts:
 
 def _f1(tp: Counts, fp: Counts, fn: Counts) -> Counts:
     """``2TP / (2TP + FP + FN)``, 0 where the denominator is 0 (``metrics.prf``), elementwise."""
+    import numpy as np
+
     denominator = 2 * tp + fp + fn
     return np.divide(2 * tp, denominator, out=np.zeros_like(denominator), where=denominator > 0)
 
@@ -140,6 +146,8 @@ def metric_values(totals: Counts) -> Counts:
     accuracy = right rollouts / rollouts; micro-F1 from the TP/FP/FN summed over the types; macro-F1 the mean
     over the 13 types of each type's F1 (0 for a type with no gold and no prediction), as ``score_relations``.
     """
+    import numpy as np
+
     tp, fp, fn = totals[..., TP], totals[..., FP], totals[..., FN]
     rollouts = totals[..., ROLLOUTS]
     accuracy = np.divide(totals[..., CORRECT], rollouts, out=np.zeros_like(rollouts), where=rollouts > 0)
@@ -150,6 +158,8 @@ def metric_values(totals: Counts) -> Counts:
 
 def multiplicities(indices: npt.NDArray[np.integer], n: int) -> Counts:
     """How often each of ``n`` tasks was drawn in each resample: ``(..., m)`` indices -> ``(..., n)`` counts."""
+    import numpy as np
+
     rows = indices.reshape(-1, indices.shape[-1])
     offsets = (np.arange(rows.shape[0]) * n)[:, None]
     counts = np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(rows.shape[0], n)
@@ -170,6 +180,8 @@ def by_abstract(keys: Sequence[str], counts: Counts) -> tuple[list[str], Counts]
     Raises:
         ValueError: ``keys`` and ``counts`` differ in length.
     """
+    import numpy as np
+
     if len(keys) != counts.shape[0]:
         raise ValueError(f"one abstract key per task row is needed, got {len(keys)} keys and {counts.shape[0]} rows")
     order = sorted(set(keys))
@@ -199,6 +211,8 @@ def _percentile_bootstrap(
     returns for the same generator (tested), without importing ``scipy.stats`` (2.6 s of CPU, 15 times the
     1,000 resamples of a 6,000-task run).
     """
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     values = []
     for start in range(0, resamples, BATCH):
@@ -279,6 +293,8 @@ class PermutationTest:
 def _signs(n: int, permutations: int, seed: int) -> tuple[Counts, bool]:
     """The sign assignments (1: keep an abstract's rows, 0: swap them between the runs), one row each: every one of
     the ``2**n`` when that is at most ``permutations``, else ``permutations`` drawn from ``default_rng(seed)``."""
+    import numpy as np
+
     if n < 63 and 2**n <= permutations:
         codes = np.arange(2**n)[:, None]
         return ((codes >> np.arange(n)) & 1).astype(np.float64), True
@@ -303,6 +319,8 @@ def paired_permutation(
     Raises:
         ValueError: the arrays differ in shape, are not count rows, or ``permutations`` < 1.
     """
+    import numpy as np
+
     if first.shape != second.shape:
         raise ValueError(f"paired runs need one row per shared abstract in each, got {first.shape} and {second.shape}")
     if first.ndim != 2 or first.shape[1] != WIDTH or permutations < 1:
@@ -340,6 +358,8 @@ def sign_flip_p(differences: Sequence[int]) -> float:
     (differences of -1, 0 or 1) it is the two-sided exact McNemar test (tested against scipy's binomial test).
     1.0 when every difference is 0.
     """
+    import numpy as np
+
     sizes = [abs(int(d)) for d in differences if d]
     observed = abs(sum(int(d) for d in differences))
     if not sizes:
