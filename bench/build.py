@@ -4,7 +4,7 @@ Stages, each timed alone and repeated (medians of wall and CPU seconds):
 
 - ``load``: ``drugprot.core.sources.load_documents`` (read + validate), per file format of the corpus;
 - ``build``: ``drugprot.core.tasks.build_tasks`` for ``negatives`` 0, 1 and "all";
-- ``prompts``: ``drugprot.core.questions.question_for`` over those tasks (system + user prompt);
+- ``prompts``: ``drugprot.modes.pair.task.question_for`` over those tasks (system + user prompt);
 - ``total``: ``drugprot.core.questions.load_questions``, the whole core path the tasksets call;
 - ``v1_load``: ``DrugprotTaskset.load()``, i.e. ``total`` plus verifiers' pydantic ``TaskData``/``Task``
   objects (skipped with ``--no-v1``).
@@ -97,9 +97,10 @@ def _counts(tasks: Sequence[Any]) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from drugprot.core.options import TaskOptions
-    from drugprot.core.questions import load_questions, question_for
+    from drugprot.core.questions import load_questions
     from drugprot.core.sources import load_documents
     from drugprot.core.tasks import build_tasks
+    from drugprot.modes.pair.task import question_for
 
     result: dict[str, Any] = {"benchmark": "build", "machine": machine(), "repeats": args.repeats}
     tmp = tempfile.TemporaryDirectory(prefix="drugprot-bench-")

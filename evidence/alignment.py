@@ -3,7 +3,7 @@
 A family of deterministic policies (gold with controlled missing, spurious and wrong-type relations; the lexical
 baseline at several thresholds; majority / always ``none`` / N; every pair with one type; every pair with every
 type) answers every task of the data file. Every answer is rendered as a model's reply and scored through the
-environment's own path (``drugprot.core.scoring.score_task_reply``); its reward is ``evidence.shared.reward_value``.
+environment's own path (``drugprot.modes.task.score_task``); its reward is ``evidence.shared.reward_value``.
 Per reward value the script prints the mean reward next to the official micro-F1 of the same answers
 (``drugprot.core.metrics.score_relations``), the Spearman rank correlation (scipy) and every inversion (a policy
 with a lower F1 but a higher reward).

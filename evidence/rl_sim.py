@@ -6,7 +6,7 @@ lexical baseline's cues, or hashed words), is trained with GRPO: each step draws
 a PMID split, 8 rollouts per prompt, and pushes up the log-probability of each rollout's actions in proportion to its
 group-relative advantage (reward minus the group's mean, as prime-rl's default). Every reward comes from the
 environment's scoring path: a rollout is rendered as a model's reply (a boxed letter; or a ``<relations>`` block
-listing the candidate pairs whose sampled action is a type), scored by ``drugprot.core.scoring.score_task_reply`` and
+listing the candidate pairs whose sampled action is a type), scored by ``drugprot.modes.task.score_task`` and
 weighted by ``drugprot.core.rewards.Reward`` (pair replies are scored once per gold-label set and answer, then
 looked up: the score of a reply depends on nothing else).
 

@@ -4,7 +4,7 @@
   ``drugprot.core.rewards.Reward`` for the ``reward`` knob value and the costs (its preset weights: ``accuracy`` =
   accuracy 1, utility 0, format 0.1; ``utility`` = accuracy 0, utility 1, format 0.1).
 * replies rendered exactly as a model would write them (``pair_reply``, ``extraction_reply``), so every reward
-  comes from the environment's own scoring path (``drugprot.core.scoring.score_task_reply``);
+  comes from the environment's own scoring path (``drugprot.modes.task.score_task``);
 * the official micro-F1 of a set of predicted (pmid, chemical, gene, type) rows (``official_f1``);
 * candidate pairs with their features (``PairRow``, ``pair_rows``): the lexical baseline's cues by region, the
   distance between the mentions, entity types; the policy features of the decision analysis and the sandbox;
@@ -35,10 +35,11 @@ from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.metrics import official_pairs, score_relations
 from drugprot.core.rewards import Costs, Reward
 from drugprot.core.schema import Document, Entity
-from drugprot.core.scoring import ExtractionScore, Score, score_task_reply
+from drugprot.core.scoring import ExtractionScore, Score
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import positive_pairs
 from drugprot.evaluation.baselines import CUES, BaselineAnswer, lexical_label, reply_text, window_after, window_before
+from drugprot.modes.task import score_task
 
 REWARDS: Final = ("accuracy", "utility")
 """The two values of the ``reward`` knob the evidence compares: today's (accuracy) and the aligned one (utility)."""
@@ -66,7 +67,7 @@ def extraction_reply(triples: Iterable[tuple[str, str, str]]) -> str:
 
 def score_pair(label: str, gold: Sequence[str], *, with_no_relation: bool) -> Score:
     """``label`` rendered as a reply and scored against a pair's gold labels by the environment's scorer."""
-    score = score_task_reply(pair_reply(label), None, labels=gold, with_no_relation=with_no_relation, extraction=None)
+    score = score_task(pair_reply(label), None, {"labels": list(gold), "with_no_relation": with_no_relation})
     assert isinstance(score, Score)
     return score
 
@@ -74,7 +75,7 @@ def score_pair(label: str, gold: Sequence[str], *, with_no_relation: bool) -> Sc
 def score_document(triples: Iterable[tuple[str, str, str]], document: Document) -> ExtractionScore:
     """``triples`` rendered as an extraction reply and scored against ``document``'s gold."""
     gold = gold_of(document).as_record()
-    score = score_task_reply(extraction_reply(triples), None, labels=(), with_no_relation=False, extraction=gold)
+    score = score_task(extraction_reply(triples), None, {"extraction": gold})
     assert isinstance(score, ExtractionScore)
     return score
 

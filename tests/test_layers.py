@@ -2,8 +2,10 @@
 
 ``drugprot/core`` (the framework-free domain) <- ``drugprot/envs`` (verifiers adapters) <- ``drugprot/evaluation``
 (reports, metrics of runs, baselines) <- ``drugprot/tools`` (the CLI, demo, test server, LoRA tooling).
-``drugprot/modes`` (one folder per task mode, what a run of that mode reports) is part of the evaluation layer: the
-report asks a run's mode, and a mode builds on the evaluation's shared summary and rendering. A module
+``drugprot/modes`` (one folder per task mode) spans two layers: what the environment asks of a mode
+(``modes/task.py``, ``modes/registry.py`` and each mode's ``task.py``: building, prompting and scoring its tasks) is
+core, and the rest (what a run of that mode reports, built on the evaluation's shared summary and rendering) is part
+of the evaluation layer. A module
 may import its own layer and the layers below it; ``drugprot/__init__.py`` names the public classes lazily. Every
 import counts, also one inside a function: a lazy upward import is still an upward dependency.
 """
@@ -56,10 +58,16 @@ def graph() -> dict[str, set[str]]:
 
 PLACED = {"modes": "evaluation"}
 """Packages that belong to a layer without being named after it."""
+MODE_CORE = ("drugprot.modes", "drugprot.modes.registry", "drugprot.modes.task")
+"""The modules of ``drugprot/modes`` the environment imports (with every ``drugprot.modes.<mode>.task`` and the
+mode folders' import-free ``__init__``): core, below the adapters."""
 
 
 def layer(name: str) -> int | None:
     parts = name.split(".")
+    in_modes = parts[:2] == ["drugprot", "modes"]
+    if name in MODE_CORE or (in_modes and (parts[-1] == "task" or modules()[name].name == "__init__.py")):
+        return LAYERS.index("core")
     top = PLACED.get(parts[1], parts[1]) if len(parts) > 1 else None
     return LAYERS.index(top) if top in LAYERS else None
 

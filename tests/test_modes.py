@@ -2,9 +2,8 @@
 
 A branch on a specific mode is an ``if`` / ``elif`` / conditional expression / comprehension ``if`` / ``while`` /
 ``match`` whose test compares with the constant ``"pair"`` or ``"extraction"`` or reads an extraction-only name
-(``extraction``, ``extracting``, ``is_extraction``). Outside ``drugprot/modes`` the report side (evaluation, tools)
-has none; the task side still has the ones ``TASK_SIDE`` lists (issue 32: task building, prompts, the scorer the
-environment calls, the knob checks), and a new one fails here.
+(``extraction``, ``extracting``, ``is_extraction``). Outside ``drugprot/modes`` there is none (issue 32 before: 38
+in 16 modules): the knob check, the loader, both adapters and the report ask the task's or the run's mode.
 """
 
 from __future__ import annotations
@@ -15,15 +14,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "environments" / "drugprot" / "drugprot"
 _EXTRACTION_ONLY = re.compile(r"^(is_)?extract")
-
-TASK_SIDE = {
-    "core/options.py": 2,
-    "core/questions.py": 1,
-    "core/scoring.py": 1,
-    "envs/legacy.py": 4,
-    "envs/taskset.py": 3,
-}
-"""The mode branches left outside ``drugprot/modes``, per module (issue 32 before: 38 in 16 modules)."""
 
 
 def _names_a_mode(test: ast.expr) -> bool:
@@ -52,13 +42,13 @@ def mode_branches(path: Path) -> int:
     return count
 
 
-def test_only_the_listed_task_side_modules_branch_on_the_mode() -> None:
+def test_no_module_outside_the_modes_branches_on_the_mode() -> None:
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(PACKAGE).as_posix()
         if not name.startswith("modes/") and (count := mode_branches(path)):
             found[name] = count
-    assert found == TASK_SIDE
+    assert found == {}
 
 
 def test_the_counter_sees_a_branch_on_a_mode(tmp_path: Path) -> None:

@@ -28,12 +28,14 @@ from drugprot.core.extraction import (
 from drugprot.core.labels import RELATION_LABELS, RELATION_NAMES
 from drugprot.core.metrics import official_pairs, score_relations
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import extraction_question, load_questions
+from drugprot.core.questions import load_questions
 from drugprot.core.rewards import Reward
 from drugprot.core.schema import Document, Entity
-from drugprot.core.scoring import ExtractionScoreCache, score_extraction, score_task_reply
+from drugprot.core.scoring import ExtractionScoreCache, score_extraction
 from drugprot.core.sources import load_documents
 from drugprot.core.versions import record as versions_record
+from drugprot.modes.extraction.task import extraction_question
+from drugprot.modes.task import score_task
 from tests.fixtures import FIXTURE_JSONL
 
 FIXTURE_VERSIONS = versions_record(TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction"))
@@ -260,7 +262,7 @@ def test_a_block_up_to_the_cap_is_read_and_a_longer_one_is_no_answer(docs: dict[
     ],
 )
 def test_a_malformed_gold_record_is_a_scoring_error_never_an_exception(record: object, detail: str) -> None:
-    score = score_task_reply(reply("T1 | T2 | E"), None, labels=(), with_no_relation=False, extraction=record)  # type: ignore[arg-type]
+    score = score_task(reply("T1 | T2 | E"), None, {"extraction": record})
     assert (score.accuracy, score.format, score.format_reason) == (0.0, 0.0, "scoring_error")
     assert score.invalid_reason.startswith("scoring_error: malformed extraction gold record (DrugprotDataError: ")
     assert detail in score.invalid_reason

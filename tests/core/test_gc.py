@@ -24,7 +24,8 @@ from drugprot.core.questions import load_questions
 from drugprot.core.sources import document_from_row, load_documents
 from drugprot.core.tasks import build_tasks
 
-CORE = str(Path(drugprot.core.__file__).parent)
+CORE = (str(Path(drugprot.core.__file__).parent), str(Path(drugprot.core.__file__).parents[1] / "modes"))
+"""Where the per-record functions live: the core, and the modes' task builders (``question_for`` is pair mode's)."""
 PER_RECORD = frozenset({"document_from_row", "_json_value", "positive_pairs", "question_for"})
 
 

@@ -225,7 +225,7 @@ def test_a_picture_format_that_cannot_be_written_is_refused_before_any_work(
     def no_work(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("summarize ran before the picture path was checked")
 
-    monkeypatch.setattr("drugprot.modes.pair.summarize", no_work)  # the pair mode's summary
+    monkeypatch.setattr("drugprot.modes.pair.mode.summarize", no_work)  # the pair mode's summary
     path = tmp_path / name
     assert cli_main(["report", str(run_dir), "--plot-classes", str(path)]) == 2
     assert capsys.readouterr().err == (

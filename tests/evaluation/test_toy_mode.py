@@ -1,15 +1,15 @@
-"""A third task mode, defined in this file only, goes through the code paths pair and extraction use.
+"""A third task mode, defined in this file only, goes through every code path pair and extraction use.
 
-The toy "name" mode: one task per gold relation of an abstract, answered with the relation type's full name (not a
-letter). It is registered with ``drugprot.modes.register_mode`` and taken away after each test; its tasks are built
-here from the fixture's documents, written as ``vf-eval`` writes a run, and ``drugprot report`` reads the run (the
-mode claims the rollouts, scores each reply), summarises and renders it, and writes ``--export-tsv`` and
-``--export-gold`` through the mode's rows, with the comparability sentence of ``evaluation.comparability.verdict``
-under the mode's rules. No file outside this one changes for it.
-
-What the mode interface does not own yet (issue 32, left): the taskset's task building and prompts, the scorer
-the environment calls and the ``mode`` knob's check (``core.options``), so the toy's tasks and scoring are its own
-methods, not the environment's, and ``drugprot baseline --mode`` cannot name it.
+The toy "name" mode: one task per gold chemical-gene pair of an abstract (its first gold type), answered with the
+relation type's full name (not a letter). It is registered with ``drugprot.modes.register_mode`` and taken away
+after each test. Through the environment: the ``mode`` knob accepts it and it refuses the knob values it cannot use
+(``TaskOptions``, ``DrugprotConfig``), ``DrugprotTaskset.load`` builds and prompts its tasks from the fixture
+(``TaskMode.questions``, ``task_fields``: its gold travels in ``DrugprotData.mode_data``), verifiers scores each
+reply through the task (``TaskMode.score``: the reward terms, the official cells, the recorded prediction) and checks
+the gold reply (``validate``), and the v0 row carries what the mode scores. Through the report: ``drugprot report``
+reads the scored traces (the mode claims the rollouts), summarises and renders the run, and writes
+``--export-tsv`` and ``--export-gold`` through the mode's rows, with the comparability sentence of
+``evaluation.comparability.verdict`` under the mode's rules. No file outside this one changes for it.
 """
 
 from __future__ import annotations
@@ -22,16 +22,27 @@ from typing import Any
 
 import pytest
 
+from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.official_tsv import sorted_rows
-from drugprot.core.sources import load_documents
+from drugprot.core.options import TaskOptions
+from drugprot.core.question import Question, select_tasks
+from drugprot.core.questions import load_questions
+from drugprot.core.schema import Document
+from drugprot.envs.legacy import dataset_row
+from drugprot.envs.taskset import INFO_KEY, DrugprotConfig, DrugprotTaskset
 from drugprot.evaluation.comparability import verdict
 from drugprot.evaluation.records import Run, RunConfig
 from drugprot.evaluation.typed_json import BadRecord
-from drugprot.modes import EXTRACTION, PAIR, Mode, get_mode, register_mode, registered_modes, unregister_mode
+from drugprot.modes.base import Mode, get_mode, register_mode, registered_modes, unregister_mode
+from drugprot.modes.builtin import EXTRACTION, PAIR
+from drugprot.modes.task import score_task, task_mode_of
 from drugprot.tools.cli import main as cli_main
-from tests.evaluation.traces import write_run
+from tests.envs.traces import make_trace
+from tests.evaluation.traces import episode, write_run
 from tests.fixtures import FIXTURE_JSONL
+
+SYSTEM = "Name the relation type (its full name, e.g. INHIBITOR) between the marked chemical and gene."
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,47 @@ class NameRules:
         return None
 
 
+def answer_of(reply: str | None) -> str | None:
+    """The relation type a reply names (its whole text, case-insensitive), None when it names none."""
+    answer = (reply or "").strip().upper()
+    return answer if answer in RELATION_NAMES else None
+
+
+@dataclass(frozen=True)
+class NameScore:
+    """A scored name reply: the reward terms and the official cells of the pair's one gold type."""
+
+    answer: str | None
+    gold: str
+
+    @property
+    def accuracy(self) -> float:
+        return float(self.answer == self.gold)
+
+    @property
+    def format(self) -> float:
+        return float(self.answer is not None)
+
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
+    @property
+    def tp(self) -> int:
+        return int(self.answer == self.gold)
+
+    @property
+    def fp(self) -> int:
+        return int(self.answer is not None and self.answer != self.gold)
+
+    @property
+    def fn(self) -> int:
+        return 1 - self.tp
+
+    def as_info(self) -> dict[str, object]:
+        return {"answer": self.answer}
+
+
 class NameMode(Mode):
     name = "name"
     task_unit = "one task per gold relation, answered by name"
@@ -82,24 +134,77 @@ class NameMode(Mode):
     chart_unit = "name mode: gold relations"
     comparability = NameRules()
 
-    # task building and scoring: the toy's own (the taskset does not ask a mode yet)
-    def task_data(self, pmid: str, arg1: str, arg2: str, gold: str) -> dict[str, Any]:
-        return {"name_task": {"pmid": pmid, "arg1": arg1, "arg2": arg2, "gold": gold}}
+    # --- the environment's side (``TaskMode``)
+    def check_options(self, options: TaskOptions) -> None:
+        if options.negatives != 0:
+            raise DrugprotConfigError("name mode asks only gold pairs; leave negatives at 0", knob="negatives")
 
-    def score(self, reply: str | None) -> str | None:
-        answer = (reply or "").strip().upper()
-        return answer if answer in RELATION_NAMES else None
+    def questions(self, documents: list[Document], options: TaskOptions) -> list[Question]:
+        questions = []
+        for document in documents:
+            entities = {entity.id: entity for entity in document.entities}
+            firsts: dict[tuple[str, str], str] = {}
+            for relation in document.relations:
+                firsts.setdefault((relation.arg1, relation.arg2), relation.type)
+            for (arg1, arg2), gold in firsts.items():
+                chemical, gene = entities[arg1], entities[arg2]
+                questions.append(
+                    Question(
+                        key=f"{document.pmid}:{arg1}:{arg2}",
+                        pmid=document.pmid,
+                        system_prompt=SYSTEM,
+                        prompt=f"{document.text}\n\nchemical: {chemical.text}; gene: {gene.text}",
+                        text=document.text,
+                        mode=self.name,
+                        chemical=chemical,
+                        gene=gene,
+                        labels=(gold,),
+                    )
+                )
+        return select_tasks(questions, options)
 
-    # reading a run file
-    def claims(self, data: dict[str, Any]) -> bool:
-        return "name_task" in data
+    def system_prompt(self, options: TaskOptions) -> str:
+        return SYSTEM
 
+    def task_fields(self, question: Question) -> dict[str, Any]:
+        task = {"pmid": question.pmid, "arg1": question.arg1, "arg2": question.arg2, "gold": question.labels[0]}
+        return {"mode_data": {"name_task": task}}
+
+    def gold_answer(self, question: Question) -> str:
+        return question.labels[0]
+
+    def claims(self, data: Mapping[str, Any]) -> bool:
+        return isinstance(data.get("mode_data"), dict) and "name_task" in data["mode_data"]
+
+    def key(self, data: Mapping[str, Any]) -> str:
+        task = data["mode_data"]["name_task"]
+        return f"{task['pmid']}:{task['arg1']}:{task['arg2']}"
+
+    def standard_system_prompt(self, data: Mapping[str, Any]) -> str:
+        return SYSTEM
+
+    def score(self, content: str | None, reasoning: str | None, data: Mapping[str, Any]) -> NameScore:
+        return NameScore(answer_of(content), data["mode_data"]["name_task"]["gold"])
+
+    def gold_scores_best(self, data: Mapping[str, Any]) -> bool:
+        score = self.score(data["mode_data"]["name_task"]["gold"], None, data)
+        return (score.accuracy, score.format, score.tp, score.fp, score.fn) == (1.0, 1.0, 1, 0, 0)
+
+    def reply_answer(self, content: str | None, reasoning: str | None, *, with_no_relation: bool) -> str | None:
+        return answer_of(content)
+
+    def reply_format(
+        self, content: str | None, reasoning: str | None, data: Mapping[str, Any] | None, *, with_no_relation: bool
+    ) -> float:
+        return float(answer_of(content) is not None)
+
+    # --- the report's side (``Mode``): reading a run file
     def task_of(self, data: dict[str, Any], prefix: str) -> Any:
-        task = data["name_task"]
+        task = data["mode_data"]["name_task"]
         if not isinstance(task, dict) or not all(
             isinstance(task.get(k), str) for k in ("pmid", "arg1", "arg2", "gold")
         ):
-            raise BadRecord(f"field {prefix}.name_task is not a name task")
+            raise BadRecord(f"field {prefix}.mode_data.name_task is not a name task")
         return task
 
     def rollout(
@@ -113,7 +218,9 @@ class NameMode(Mode):
         *,
         trusted: bool,
     ) -> NameRollout:
-        return NameRollout(**task, answer=self.score(reply[0] if reply else None), **facts)
+        record = (info or {}).get(INFO_KEY) if trusted else None
+        answer = record["answer"] if isinstance(record, dict) else answer_of(reply[0] if reply else None)
+        return NameRollout(**task, answer=answer, **facts)
 
     def records(self, run: Run) -> list[Any]:
         return run.rollouts
@@ -182,28 +289,20 @@ def name_mode() -> Iterator[NameMode]:
         unregister_mode(NAME.name)
 
 
-def name_trace(data: dict[str, Any], reply: str) -> dict[str, Any]:
-    return {
-        "task": {"type": "NameTask", "data": data},
-        "nodes": [{"message": {"role": "assistant", "content": reply}, "sampled": True}],
-        "reward": 0.5,
-        "info": {},
-        "errors": [],
-    }
+REPLIES = {"90000001:T3:T4": "AGONIST", "90000002:T7:T8": "no idea"}
+"""The toy run's wrong replies: every other task is answered with its gold type's name."""
 
 
-def name_run(directory: Path, mode: NameMode) -> Path:
-    """The fixture's first two abstracts as name tasks (one per gold pair, its first type), each answered once:
-    right, except the second task (a wrong name) and the last (no type at all)."""
-    documents = load_documents("train", str(FIXTURE_JSONL))[:2]
-    pairs = {(doc.pmid, rel.arg1, rel.arg2): rel.type for doc in reversed(documents) for rel in reversed(doc.relations)}
-    tasks = [(*pair, gold) for pair, gold in reversed(pairs.items())]
-    replies = [gold for *_, gold in tasks]
-    replies[1], replies[-1] = "AGONIST", "no idea"
-    lines = [
-        json.dumps({"traces": [name_trace(mode.task_data(*task), reply)]})
-        for task, reply in zip(tasks, replies, strict=True)
-    ]
+async def name_run(directory: Path) -> Path:
+    """The fixture's first two abstracts as name tasks built by the environment (``mode="name"``, 6 tasks), each
+    answered once (``REPLIES``, else right) and scored by verifiers through the task, written as ``vf-eval`` writes
+    a run (one episode per line, each trace's ``to_record()``)."""
+    config = DrugprotConfig(id="drugprot", mode="name", data_path=str(FIXTURE_JSONL), split="train", num_tasks=6)
+    lines = []
+    for task in DrugprotTaskset(config).load():
+        trace = make_trace(task, REPLIES.get(task.key, task.data.mode_data["name_task"]["gold"]), None)
+        await task.score(trace)
+        lines.append(episode(trace.to_record()))
     return write_run(directory, lines, negatives=0)
 
 
@@ -219,10 +318,75 @@ def test_a_third_mode_is_registered_beside_pair_and_extraction_and_taken_away(na
         register_mode(name_mode)
 
 
-def test_a_third_mode_runs_through_reading_the_report_and_the_export(
+def test_the_mode_knob_names_a_third_mode_which_refuses_the_knobs_it_cannot_use(name_mode: NameMode) -> None:
+    assert TaskOptions(mode="name").mode == "name"
+    with pytest.raises(DrugprotConfigError, match="name mode asks only gold pairs") as refused:
+        TaskOptions(mode="name", negatives=1)
+    assert refused.value.knob == "negatives"
+    with pytest.raises(ValueError, match="name mode asks only gold pairs; leave negatives at 0"):
+        DrugprotConfig(id="drugprot", mode="name", negatives=1)
+    unregister_mode("name")
+    with pytest.raises(DrugprotConfigError, match="unknown mode 'name'; expected one of pair, extraction"):
+        TaskOptions(mode="name")
+    register_mode(name_mode)
+
+
+async def test_the_environment_builds_prompts_scores_and_validates_a_third_mode(name_mode: NameMode) -> None:
+    config = DrugprotConfig(id="drugprot", mode="name", data_path=str(FIXTURE_JSONL), split="train", num_tasks=6)
+    tasks = DrugprotTaskset(config).load()
+    assert [task.key for task in tasks] == [
+        "90000001:T1:T2",
+        "90000001:T3:T4",
+        "90000001:T5:T4",
+        "90000002:T3:T4",
+        "90000002:T5:T6",
+        "90000002:T7:T8",
+    ]
+    first = tasks[0]
+    assert (first.data.system_prompt, first.data.mode_data, first.data.labels) == (
+        SYSTEM,
+        {"name_task": {"pmid": "90000001", "arg1": "T1", "arg2": "T2", "gold": "SUBSTRATE"}},
+        [],  # pair mode's fields stay empty: the mode's gold is its own record
+    )
+    assert task_mode_of(dict(first.data)) is name_mode
+    assert [await task.validate(None) for task in tasks] == [True] * 6  # type: ignore[arg-type]
+
+    wrong = make_trace(tasks[1], "agonist", None)  # 90000001:T3:T4 is SUBSTRATE
+    await tasks[1].score(wrong)
+    assert {name: reward.score for name, reward in wrong.rewards.items()} == {
+        "accuracy": 0.0,
+        "utility": -1.5,  # one false positive (0.5) and one false negative (1)
+        "format": 1.0,
+    }
+    assert wrong.reward == pytest.approx(-1.5 + 0.1)
+    assert {k: wrong.metrics[k] for k in ("answered", "correct", "official_tp", "official_fp", "official_fn")} == {
+        "answered": 1.0,
+        "correct": 0.0,
+        "official_tp": 0.0,
+        "official_fp": 1.0,
+        "official_fn": 1.0,
+    }
+    assert wrong.info[INFO_KEY]["answer"] == "AGONIST"
+    assert wrong.info[INFO_KEY]["prompts"]["standard_system"] is False  # the hand-made trace sent no system prompt
+
+    questions = load_questions(TaskOptions(mode="name", data_path=str(FIXTURE_JSONL), split="train", num_tasks=6))
+    row = dataset_row(questions[0])  # the v0 row: the mode's gold as ``answer``, its record in ``info``
+    assert (row["answer"], row["info"]) == (
+        "SUBSTRATE",
+        {
+            "key": "90000001:T1:T2",
+            "pmid": "90000001",
+            "mode_data": {"name_task": {"pmid": "90000001", "arg1": "T1", "arg2": "T2", "gold": "SUBSTRATE"}},
+            "ceiling": None,
+        },
+    )
+    assert score_task("substrate", None, row["info"]).as_info() == {"answer": "SUBSTRATE"}
+
+
+async def test_a_third_mode_runs_through_reading_the_report_and_the_export(
     name_mode: NameMode, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run_dir = name_run(tmp_path / "run", name_mode)
+    run_dir = await name_run(tmp_path / "run")
     tsv, gold = tmp_path / "predictions.tsv", tmp_path / "gold"
     code = cli_main(["report", str(run_dir), "--json", "--export-tsv", str(tsv), "--export-gold", str(gold)])
     assert code == 0
@@ -256,9 +420,9 @@ def test_a_third_mode_runs_through_reading_the_report_and_the_export(
     assert (gold / "pmids.txt").read_text(encoding="utf-8") == "90000001\n90000002\n"
 
 
-def test_a_third_mode_renders_its_own_text_report(
+async def test_a_third_mode_renders_its_own_text_report(
     name_mode: NameMode, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run_dir = name_run(tmp_path / "run", name_mode)
+    run_dir = await name_run(tmp_path / "run")
     assert cli_main(["report", str(run_dir)]) == 0
     assert capsys.readouterr().out == f"name mode: run, 6 tasks, accuracy 0.667, 1 unanswered\n  {NOTE}\n"

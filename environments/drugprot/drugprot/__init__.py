@@ -10,6 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from drugprot.modes import builtin as _builtin  # registers the task modes pair and extraction (drugprot.modes)
+
+del _builtin
+
 _LAZY = {
     "DrugprotTaskset": "drugprot.envs.taskset",
     "DrugprotEnv": "drugprot.envs.taskset",

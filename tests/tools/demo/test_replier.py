@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import question_for
 from drugprot.core.sources import load_documents
 from drugprot.core.tasks import build_tasks
 from drugprot.evaluation.baselines import predict, reply_text
+from drugprot.modes.pair.task import question_for
 from drugprot.tools import demo
 from drugprot.tools.serve import Reply
 

@@ -29,9 +29,8 @@ from drugprot.core.rewards import (
     weight_knob,
 )
 from drugprot.core.sources import SPLITS, hub_source
+from drugprot.modes import registry
 
-Mode = Literal["pair", "extraction"]
-MODES: tuple[str, ...] = ("pair", "extraction")
 Negatives = int | Literal["all"]
 
 
@@ -138,13 +137,16 @@ class TaskOptions:
     weights: Weights | None = None
     """The reward weights; None (and, through ``from_knobs``, every weight knob left unset) takes the ``reward``
     preset's. Always a ``Weights`` once built."""
-    mode: Mode = "pair"
-    """``pair``: one task per chemical-gene pair; ``extraction``: one task per abstract
-    (``drugprot.core.extraction``)."""
+    mode: str = "pair"
+    """The task mode (``drugprot.modes``): ``pair``, one task per chemical-gene pair; ``extraction``, one task per
+    abstract; or another registered mode. The mode refuses the knob values it cannot use
+    (``TaskMode.check_options``)."""
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise DrugprotConfigError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}", knob="mode")
+        if self.mode not in registry.mode_names():
+            raise DrugprotConfigError(
+                f"unknown mode {self.mode!r}; expected one of {', '.join(registry.mode_names())}", knob="mode"
+            )
         if self.split not in SPLITS:
             raise DrugprotConfigError(
                 f"unknown split {self.split!r}; expected one of {', '.join(SPLITS)}", knob="split"
@@ -184,17 +186,7 @@ class TaskOptions:
         for reward in REWARD_NAMES:  # the one reward-knob check, as for the costs (``check_reward_knob``)
             check_reward_knob(weight_knob(reward), getattr(self.weights, reward))
         object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
-        if self.mode == "extraction" and self.negatives != 0:
-            raise DrugprotConfigError(
-                "negatives is a pair-mode knob: extraction mode asks for every relation of an abstract, so every "
-                f"same-sentence pair is already a candidate; leave negatives at 0 (got {self.negatives!r})",
-                knob="negatives",
-            )
-        if self.mode == "extraction" and not self.mark_entities:
-            raise DrugprotConfigError(
-                "extraction mode needs mark_entities=true: the answer cites the marked mention ids",
-                knob="mark_entities",
-            )
+        registry.lookup(self.mode).check_options(self)
 
     def make_reward(self) -> Reward:
         """The run's reward (``drugprot.core.rewards.Reward``): its kind, costs and weights."""

@@ -1,8 +1,9 @@
 """Scoring a reply: its accuracy and format terms and its official-metric cells (TP, FP, FN).
 
 This is the one place replies are scored; the verifiers v1 taskset and the v0 rubric both call
-``score_task_reply`` (``score_reply`` through ``SCORES``, so the signals of one rollout share one parse) and turn the
-score into reward terms with ``drugprot.core.rewards.Reward`` (accuracy, utility, format and their weights).
+``drugprot.modes.task.score_task``, which asks the task's mode (pair: ``score_reply`` through ``SCORES``, so the
+signals of one rollout share one parse), and turn the score into reward terms with ``drugprot.core.rewards.Reward``
+(accuracy, utility, format and their weights).
 The reply rules, and why an answer counts only after completed reasoning, are in ``drugprot.core.parsing``.
 
 Extraction mode (one task per abstract, ``drugprot.core.extraction``) is scored here too: ``score_extraction``
@@ -15,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from drugprot.core.errors import DrugprotArgumentError
 from drugprot.core.extraction import ExtractionGold, ParsedExtraction, format_reason, parse_extraction, resolve
@@ -307,24 +308,3 @@ class ExtractionScoreCache(_DigestCache[ExtractionScore]):
 
 EXTRACTION_SCORES = ExtractionScoreCache()
 """The process-wide extraction cache both adapters score through."""
-
-
-def score_task_reply(
-    content: str | None,
-    reasoning: str | None,
-    *,
-    labels: Sequence[str],
-    with_no_relation: bool,
-    extraction: Mapping[str, Any] | None,
-) -> Score | ExtractionScore:
-    """Score one reply against a task's gold, as both adapters carry it: an extraction task (``extraction``, the
-    ``ExtractionGold.as_record()`` of its abstract) through ``EXTRACTION_SCORES``, a pair task (its gold ``labels``,
-    ``with_no_relation``) through ``SCORES``. Never raises (see ``score_reply`` and ``score_extraction``)."""
-    if extraction is not None:
-        try:
-            gold = ExtractionGold.from_record(extraction)
-        except Exception as exc:  # a malformed gold record: a scoring error, never an exception
-            reason = f"{SCORING_ERROR}: malformed extraction gold record ({type(exc).__name__}: {exc})"
-            return ExtractionScore(0.0, 0.0, (), 0, 0, 0, 0, 0, 0, 0, reason, SCORING_ERROR)
-        return EXTRACTION_SCORES.score(content, reasoning, gold)
-    return SCORES.score(content, reasoning, labels, with_no_relation=with_no_relation)

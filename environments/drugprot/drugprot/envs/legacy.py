@@ -1,8 +1,10 @@
 """DrugProt for the verifiers v0 (legacy) stack: ``load_environment(**kwargs) -> vf.SingleTurnEnv``.
 
 verifiers 0.3.x ships the legacy stack next to v1 (its ``vf-eval`` is the legacy CLI); 0.4.0 removed it.
-This adapter holds no domain logic: datasets come from ``drugprot.core.questions.load_questions`` (the builder
-the v1 taskset uses), parsing from ``drugprot.core.parsing`` and rewards from ``drugprot.core.scoring``.
+This adapter holds no domain logic and no branch on the mode: datasets come from
+``drugprot.core.questions.load_questions`` (the builder the v1 taskset uses), a row's fields, the parser's reading
+and every score from the task's mode (``drugprot.modes.task.TaskMode``), the reward terms from
+``drugprot.core.rewards``.
 
 - Knobs are the v1 ``DrugprotConfig`` fields as keyword arguments (``vf-eval drugprot -a '{...}'``), with
   the same names, defaults and meaning: ``split`` is the split ``vf-eval`` evaluates (the env's
@@ -38,11 +40,8 @@ from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from drugprot.core import extraction
 from drugprot.core.errors import DrugprotError
-from drugprot.core.options import Mode, Negatives, TaskOptions, knob_names
-from drugprot.core.parsing import parse_reply
-from drugprot.core.prompts import system_prompt
+from drugprot.core.options import Negatives, TaskOptions, knob_names
 from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
@@ -52,9 +51,10 @@ from drugprot.core.rewards import (
     recorded_metrics,
     utility,
 )
-from drugprot.core.scoring import INFO_KEY, ExtractionScore, Score, score_task_reply
+from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import record as versions_record
+from drugprot.modes.task import TaskScore, score_task, task_mode
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -83,38 +83,21 @@ class LegacyVerifiersUnavailable(DrugprotError, ImportError):
 
 def dataset_row(question: Question) -> dict[str, Any]:
     """One legacy dataset row (the one place it is built): the chat prompt (system + user, as the v1 taskset
-    sends it), the gold letters as ``answer`` (comma-separated for a multi-label pair) and the gold record as
-    ``info``. Extraction mode: ``answer`` is the gold answer block, ``info.extraction`` the gold record."""
-    prompt = [
-        {"role": "system", "content": question.system_prompt},
-        {"role": "user", "content": question.prompt},
-    ]
-    ceiling = question.ceiling.as_record() if question.ceiling is not None else None
-    if question.gold is not None:
-        return {
-            "prompt": prompt,
-            "answer": extraction.answer_block(sorted(question.gold.relations)),
-            "info": {
-                "key": question.key,
-                "pmid": question.pmid,
-                "extraction": question.gold.as_record(),
-                "ceiling": ceiling,
-            },
-        }
-    assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
+    sends it), the gold as a reply gives it as ``answer`` (``TaskMode.gold_answer``: pair, the gold letters,
+    comma-separated for a multi-label pair; extraction, the gold relations block) and the task's record as ``info``
+    (its key and PMID, the mode's ``task_fields``, its ceiling)."""
+    mode = task_mode(question.mode)
     return {
-        "prompt": prompt,
-        "answer": ",".join(question.answers),
+        "prompt": [
+            {"role": "system", "content": question.system_prompt},
+            {"role": "user", "content": question.prompt},
+        ],
+        "answer": mode.gold_answer(question),
         "info": {
             "key": question.key,
             "pmid": question.pmid,
-            "arg1": question.arg1,
-            "arg2": question.arg2,
-            "labels": list(question.labels),
-            "chemical": question.chemical.text,
-            "gene": question.gene.text,
-            "with_no_relation": question.with_no_relation,
-            "ceiling": ceiling,
+            **mode.task_fields(question),
+            "ceiling": question.ceiling.as_record() if question.ceiling is not None else None,
         },
     }
 
@@ -164,18 +147,11 @@ def last_reply(completion: Any) -> tuple[str | None, str | None]:
     return _text(_field(messages[-1], "content")), reasoning if isinstance(reasoning, str) else None
 
 
-def _score(
-    completion: Any, info: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None
-) -> Score | ExtractionScore:
+def _score(completion: Any, info: Mapping[str, Any] | None, versions: Mapping[str, Any] | None = None) -> TaskScore:
     """Score a completion against the row's gold and record the prediction and ``versions`` in ``info[INFO_KEY]``
     (without ``versions``, a record already there is kept: the parser's format function scores without them)."""
     info = info if info is not None else {}
-    score = score_task_reply(  # accuracy, format and answered of one rollout share one parse
-        *last_reply(completion),
-        labels=list(info.get("labels") or []),
-        with_no_relation=bool(info.get("with_no_relation", False)),
-        extraction=info.get("extraction"),
-    )
+    score = score_task(*last_reply(completion), info)  # accuracy, format and answered of one rollout share one parse
     if isinstance(info, dict):
         previous = info.get(INFO_KEY)
         if versions is not None:
@@ -194,26 +170,23 @@ def _parser_class() -> type:
     class DrugprotParser(vf.Parser):
         """The core's think/boxed parsing, seeing ``reasoning_content`` as well as ``content``.
 
-        ``parse``/``parse_answer`` return the option letter, or None for a reply without a valid one. In
-        extraction mode they return the answer block's well-formed lines as ``T3 | T7 | INHIBITOR`` lines
-        (``none`` for the empty answer), or None without a block; the ids are checked only against a row's
-        gold (``info``), which the format function uses when it is given one.
+        ``parse``/``parse_answer`` return the answer as the mode reads it (``TaskMode.reply_answer``: the option
+        letter, or in extraction mode the block's well-formed lines as ``T3 | T7 | INHIBITOR`` lines), None
+        without one; the format function is the mode's ``reply_format``, with the row's gold (``info``) when given.
         """
 
-        def __init__(self, with_no_relation: bool = False, mode: Mode = "pair") -> None:
+        def __init__(self, with_no_relation: bool = False, mode: str = "pair") -> None:
             super().__init__()
             self.with_no_relation = with_no_relation
             self.mode = mode
+            self._task_mode = task_mode(mode)
 
         def reply(self, completion: Any) -> tuple[str | None, str | None]:
             """``(content, reasoning_content)`` of the last assistant message."""
             return last_reply(completion)
 
         def _read(self, content: str | None, reasoning: str | None) -> str | None:
-            if self.mode == "extraction":
-                lines = extraction.parse_extraction(content, reasoning).lines
-                return None if lines is None else "\n".join(" | ".join(t) for t in lines) or extraction.NONE_ANSWER
-            return parse_reply(content, reasoning, with_no_relation=self.with_no_relation).letter
+            return self._task_mode.reply_answer(content, reasoning, with_no_relation=self.with_no_relation)
 
         def parse(self, text: str) -> str | None:
             return self._read(text, None)
@@ -224,12 +197,7 @@ def _parser_class() -> type:
         def get_format_reward_func(self) -> Callable[..., float]:
             def format_reward_func(completion: Any, info: dict[str, Any] | None = None, **kwargs: Any) -> float:
                 content, reasoning = self.reply(completion)
-                if self.mode == "extraction":
-                    if info is not None and info.get("extraction") is not None:
-                        return _score(completion, info).format
-                    parsed = extraction.parse_extraction(content, reasoning)
-                    return float(extraction.format_reason(parsed, None) is None)
-                return float(parse_reply(content, reasoning, with_no_relation=self.with_no_relation).format_ok)
+                return self._task_mode.reply_format(content, reasoning, info, with_no_relation=self.with_no_relation)
 
             return format_reward_func
 
@@ -349,7 +317,7 @@ def load_environment(
     format_weight: float | None = None,
     mark_entities: bool = True,
     negatives: Negatives = 0,
-    mode: Mode = "pair",
+    mode: str = "pair",
     data_label: str | None = None,
 ) -> Any:
     """The DrugProt legacy ``vf.SingleTurnEnv`` (verifiers 0.3.x): ``vf-eval drugprot -a '{...}'``.
@@ -393,11 +361,10 @@ def load_environment(
     eval_options, train_options = options(split), options(train_split)
     validate_source(eval_options, path_hint=DATA_PATH_HINT)
     parser = _parser_class()(with_no_relation=eval_options.with_no_relation, mode=eval_options.mode)
-    extracting = eval_options.mode == "extraction"
     return vf.SingleTurnEnv(
         dataset=_builder(train_options),
         eval_dataset=_builder(eval_options),
-        system_prompt=extraction.system_prompt() if extracting else system_prompt(eval_options.with_no_relation),
+        system_prompt=task_mode(eval_options.mode).system_prompt(eval_options),
         parser=parser,
         rubric=make_rubric(parser, eval_options.make_reward(), versions_record(eval_options)),
     )

@@ -1,6 +1,8 @@
-"""DrugProt as a verifiers v1 taskset: one chemical-gene mention pair per task, 13 lettered options.
+"""DrugProt as a verifiers v1 taskset: one task per chemical-gene mention pair (13 lettered options) or, with
+``mode=extraction``, per abstract; what depends on the mode (building the tasks, their data, key and score) is asked
+of the task's mode (``drugprot.modes.task.TaskMode``), never branched on here.
 
-Scored by ``drugprot.core.scoring`` and ``drugprot.core.rewards``: three weighted rewards, ``accuracy`` (the boxed
+Scored through the task's mode and ``drugprot.core.rewards``: three weighted rewards, ``accuracy`` (pair: the boxed
 letter is one of the pair's gold types), ``utility`` (TP - fp_cost·FP - fn_cost·FN over the official cells) and a
 small ``format`` reward (closed reasoning and exactly one boxed answer); the ``reward`` knob presets their weights,
 and verifiers records every term, weight 0 included; the metrics ``answered``, ``correct`` and the official
@@ -23,11 +25,7 @@ import verifiers.v1 as vf
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
-from drugprot.core.extraction import ExtractionGold, answer_block
-from drugprot.core.extraction import system_prompt as extraction_system_prompt
-from drugprot.core.labels import letter_of
-from drugprot.core.options import KNOBS, Mode, Negatives, TaskOptions, knob_names
-from drugprot.core.prompts import system_prompt
+from drugprot.core.options import KNOBS, Negatives, TaskOptions, knob_names
 from drugprot.core.questions import Question, load_questions, validate_source
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
@@ -41,10 +39,11 @@ from drugprot.core.rewards import (
     utility,
     weight_knob,
 )
-from drugprot.core.scoring import INFO_KEY, ExtractionScore, Score, score_extraction, score_reply, score_task_reply
+from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import PROMPTS_KEY, VERSIONS_KEY, prompts_record, with_costs_and_weights
 from drugprot.core.versions import record as versions_record
 from drugprot.envs.harness import HARNESS_ID
+from drugprot.modes.task import TaskMode, TaskScore, task_mode, task_mode_of
 
 
 class DrugprotData(vf.TaskData):
@@ -70,8 +69,11 @@ class DrugprotData(vf.TaskData):
     copying it per task."""
     extraction: dict[str, list[Any]] | None = None
     """Extraction mode only: the abstract's gold, ``ExtractionGold.as_record()`` (chemical ids, gene ids,
-    gold triples); None in pair mode. One data class for both modes: verifiers rebuilds every task of a
-    taskset from its one data type."""
+    gold triples); None in pair mode. One data class for every mode: verifiers rebuilds every task of a
+    taskset from its one data type, so each mode's ``TaskMode.task_fields`` names fields of it."""
+    mode_data: dict[str, Any] | None = None
+    """The task record of a mode registered beside pair and extraction (``TaskMode.task_fields``), which has no
+    fields of its own above; None for pair and extraction."""
     fp_cost: float = DEFAULT_FP_COST
     """The ``utility`` reward's cost of a false positive (the ``fp_cost`` knob)."""
     fn_cost: float = DEFAULT_FN_COST
@@ -92,21 +94,28 @@ class DrugprotTaskConfig(vf.TaskConfig):
 
 
 class DrugprotTask(vf.Task[DrugprotData]):
+    """One task of any mode: what depends on the mode (its key, its score, its standard prompt, its gold check) is
+    asked of the mode that claims the task's data (``drugprot.modes.task``)."""
+
+    def _fields(self) -> dict[str, Any]:
+        """The task data as a mapping, as the modes read it (the v0 row's ``info`` is one too)."""
+        return dict(self.data)
+
+    def _mode(self) -> TaskMode:
+        return task_mode_of(self._fields())
+
     @property
     def key(self) -> str:
-        if self.data.extraction is not None:
-            return self.data.pmid
-        return f"{self.data.pmid}:{self.data.arg1}:{self.data.arg2}"
+        return self._mode().key(self._fields())
 
-    def _score(self, trace: vf.Trace) -> Score | ExtractionScore:
+    def _score(self, trace: vf.Trace) -> TaskScore:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
-        score = score_task_reply(  # the accuracy, format and answered signals of one trace share one parse
+        fields = self._fields()
+        score = task_mode_of(fields).score(  # the accuracy, format and answered signals of one trace share one parse
             message.content if message else None,
             message.reasoning_content if message else None,
-            labels=self.data.labels,
-            with_no_relation=self.data.with_no_relation,
-            extraction=self.data.extraction,
+            fields,
         )
         versions = with_costs_and_weights(self.data.versions, self._costs(), self._weights())
         trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: versions, PROMPTS_KEY: self._prompts(trace)}
@@ -133,9 +142,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
         for message in trace.messages:
             if isinstance(getattr(message, "content", None), str):
                 sent.setdefault(message.role, message.content)
-        standard = extraction_system_prompt() if self.data.extraction is not None else None
-        if standard is None:
-            standard = system_prompt(self.data.with_no_relation)
+        standard = self._mode().standard_system_prompt(self._fields())
         return prompts_record(sent.get("system"), sent.get("user"), standard)
 
     @vf.stop
@@ -182,23 +189,9 @@ class DrugprotTask(vf.Task[DrugprotData]):
         return recorded_metrics(self._score(trace))["official_fn"]
 
     async def validate(self, runtime: vf.Runtime) -> bool | None:
-        """Model-free gold check: the gold reply earns the most every reward term can give.
-
-        Extraction: the gold block scores accuracy 1, format 1 and utility ``|gold|`` (every gold triple a true
-        positive, no false positive or negative). Pair: the first gold letter scores accuracy 1, format 1 and the
-        best utility one letter can earn: ``1 - fn_cost × (k - 1)`` on a pair with ``k`` gold types (one answer
-        names one type; the others stay false negatives, as in the official metric), 0 for N on a NO-RELATION
-        pair; that is, one true positive (none for N) and no false positive."""
-        if self.data.extraction is not None:
-            gold = ExtractionGold.from_record(self.data.extraction)
-            found = score_extraction(f"<think>gold</think>{answer_block(sorted(gold.relations))}", None, gold)
-            cells = (found.tp, found.fp, found.fn) == (len(gold.relations), 0, 0)
-            return found.accuracy == 1.0 and found.format == 1.0 and cells
-        reply = f"<think>gold</think>\\boxed{{{letter_of(self.data.labels[0])}}}"
-        score = score_reply(reply, None, self.data.labels, with_no_relation=self.data.with_no_relation)
-        gold_types = score.tp + score.fn  # the pair's gold relation types (NO-RELATION is none)
-        cells = (score.tp, score.fp) == (min(gold_types, 1), 0)
-        return score.accuracy == 1.0 and score.format == 1.0 and cells
+        """Model-free gold check: the gold reply earns the most every reward term can give (the mode's
+        ``gold_scores_best``: pair, the first gold letter; extraction, the gold relations block)."""
+        return self._mode().gold_scores_best(self._fields())
 
 
 DATA_PATH_HINT = "--env.taskset.data-path {path}"
@@ -273,7 +266,7 @@ class DrugprotConfig(vf.TasksetConfig):
     format_weight: float | None = _knob("format_weight")
     mark_entities: bool = _knob("mark_entities")
     negatives: Negatives = _knob("negatives")
-    mode: Mode = _knob("mode")
+    mode: str = _knob("mode")
     data_label: str | None = _knob("data_label")
     task: DrugprotTaskConfig = DrugprotTaskConfig()
 
@@ -333,18 +326,7 @@ def task_data(question: Question, versions: dict[str, Any] | None = None, costs:
         "fn_cost": costs.fn,
         "ceiling": question.ceiling.as_record() if question.ceiling is not None else None,
     }
-    if question.gold is not None:
-        return DrugprotData(**common, extraction=question.gold.as_record())
-    assert question.chemical is not None and question.gene is not None  # a pair question has both mentions
-    return DrugprotData(
-        **common,
-        arg1=question.arg1,
-        arg2=question.arg2,
-        labels=list(question.labels),
-        chemical=question.chemical.text,
-        gene=question.gene.text,
-        with_no_relation=question.with_no_relation,
-    )
+    return DrugprotData(**common, **task_mode(question.mode).task_fields(question))
 
 
 class DrugprotTaskset(vf.Taskset[DrugprotTask, DrugprotConfig]):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import NO_RELATION
-from drugprot.core.options import MODES, TaskOptions
+from drugprot.core.options import TaskOptions
 from drugprot.core.outputs import EXIT_ERROR, error_line, expand_inputs
 from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_REWARD, REWARD_KINDS
 from drugprot.core.schema import Document, Entity
@@ -47,6 +47,7 @@ from drugprot.evaluation.report_outputs import prepare_outputs
 from drugprot.modes.base import get_mode
 from drugprot.modes.extraction import baseline as extraction_baseline
 from drugprot.modes.pair.baseline import reply_text
+from drugprot.modes.registry import mode_names
 
 BASELINES = ("majority", "lexical")
 MAJORITY = "INHIBITOR"
@@ -232,7 +233,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mode",
-        choices=MODES,
+        choices=mode_names(),
         default="pair",
         help="pair: one task per chemical-gene pair (default); extraction: one task per abstract, the baseline's "
         "pair rule on every same-sentence pair, its relations listed as a model's reply would list them",

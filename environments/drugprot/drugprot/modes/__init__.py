@@ -1,43 +1,15 @@
-"""Task modes: what one task is, and everything of a run that depends on it, in one folder per mode.
+"""Task modes: what one task is, and everything that depends on it, in one folder per mode.
 
-``base.py`` is the interface (``Mode``) and the registry (``register_mode``, ``get_mode``, ``mode_of_task``);
-``pair/`` is pair mode (one task per chemical-gene pair), ``extraction/`` extraction mode (one task per abstract).
-The report side asks the run's mode and holds no branch on it: reading a rollout (``evaluation.decode``), a run's
-rollouts (``evaluation.runs``), the summary and the text report (``evaluation.report``), the paired comparison
-(``evaluation.compare``), the official scorer's files (``evaluation.export``), what makes a run comparable with
-BioCreative VII (``evaluation.comparability``) and a model-free baseline's run (``evaluation.baselines``). A mode
-sits in the evaluation layer (``tests/test_layers.py``). Not yet the mode's: building and prompting tasks, the
-scorer the environment calls and the knob checks (``core.options``, ``core.questions``, ``core.scoring``,
-``envs.taskset``, ``envs.legacy`` still branch on the mode).
+- ``task.py``: ``TaskMode``, what the environment asks of a mode (the knobs it refuses, building and prompting its
+  tasks, scoring a reply); ``base.py``: ``Mode``, a ``TaskMode`` with the report side of its runs.
+- ``registry.py``: the one registry (``register_mode``); ``builtin.py`` registers pair and extraction, and
+  ``drugprot/__init__.py`` imports it, so every import of the package sees them.
+- ``pair/``: pair mode (one task per chemical-gene pair); ``extraction/``: extraction mode (one task per abstract).
+  Each holds ``task.py`` (its ``TaskMode``, in the core layer), ``mode.py`` (the mode object, ``PAIR`` /
+  ``EXTRACTION``) and the modules of its report side.
 
-Importing this package registers pair and extraction (pair first: it is the fallback of ``mode_of_task``).
+Nothing outside this folder branches on the mode: the loader (``core.questions``), the knob check
+(``core.options``), both verifiers adapters (``envs.taskset``, ``envs.legacy``) and the report (``evaluation``) ask
+the task's or the run's mode. The ``task.py`` modules and ``registry.py`` sit in the core layer, the rest in the
+evaluation layer (``tests/test_layers.py``). This package imports nothing: a core module can import its core parts.
 """
-
-from __future__ import annotations
-
-from drugprot.modes.base import (
-    Mode,
-    get_mode,
-    mode_of_rollout,
-    mode_of_task,
-    register_mode,
-    registered_modes,
-    unregister_mode,
-)
-from drugprot.modes.extraction import EXTRACTION
-from drugprot.modes.pair import PAIR
-
-register_mode(PAIR)
-register_mode(EXTRACTION)
-
-__all__ = [
-    "EXTRACTION",
-    "PAIR",
-    "Mode",
-    "get_mode",
-    "mode_of_rollout",
-    "mode_of_task",
-    "register_mode",
-    "registered_modes",
-    "unregister_mode",
-]

@@ -1,35 +1,48 @@
-"""What a task mode is: the ``Mode`` interface the report asks, and the registry that names the modes.
+"""What a task mode is to the report: the ``Mode`` interface, and the typed look-ups of the registry.
 
-A mode (pair: one task per chemical-gene pair; extraction: one task per abstract) owns everything of a run that
-depends on what a task is: how a rollout is read from a run file (``claims``, ``task_of``, ``rollout``), where a
-run keeps its rollouts (``records``), what the report summarises and renders (``summarize``, ``format_report``,
-``format_comparison``), how two runs are paired (``same_tasks``, ``task_counts``, ``majority_right``), what
-``--export-tsv`` and ``--export-gold`` write (``prediction_rows``, ``gold_rows``), what makes its micro-F1
-comparable with BioCreative VII (``comparability``: a ``comparability.Rules``) and what a model-free baseline's run
-is (``baseline_run``). The generic code (``decode``,
+A mode (pair: one task per chemical-gene pair; extraction: one task per abstract) owns everything that depends on
+what a task is. ``Mode`` extends ``drugprot.modes.task.TaskMode`` (what the environment asks: the knobs it refuses,
+building, prompting and scoring tasks, which mode a task's data is: ``claims``) with the report side of its runs:
+how a rollout is read from a run file (``task_of``, ``rollout``), where a run keeps its rollouts (``records``), what
+the report summarises and renders (``summarize``, ``format_report``, ``format_comparison``), how two runs are paired
+(``same_tasks``, ``task_counts``, ``majority_right``), what ``--export-tsv`` and ``--export-gold`` write
+(``prediction_rows``, ``gold_rows``), what makes its micro-F1 comparable with BioCreative VII (``comparability``: a
+``comparability.Rules``) and what a model-free baseline's run is (``baseline_run``). The generic code (``decode``,
 ``runs``, ``report``, ``compare``, ``export``, ``comparability``) asks the mode and holds no branch on it.
 
-``register_mode`` adds a mode (a test's toy mode too; ``unregister_mode`` takes it away); ``drugprot.modes``
-registers pair and extraction. A rollout's mode is the most recently registered mode that ``claims`` its task
-data: pair, registered first, claims every task, so it is the fallback.
+``register_mode`` adds a mode (a test's toy mode too; ``unregister_mode`` takes it away) to the one registry
+(``drugprot.modes.registry``); ``drugprot.modes.builtin`` registers pair and extraction. A rollout's mode is the
+most recently registered mode that ``claims`` its task data: pair, registered first, claims every task, so it is the
+fallback.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from drugprot.evaluation.comparability import Rules
+from drugprot.modes import registry
+from drugprot.modes.registry import register_mode, unregister_mode
+from drugprot.modes.task import TaskMode
+
+__all__ = [
+    "Mode",
+    "get_mode",
+    "mode_of_reports",
+    "mode_of_rollout",
+    "mode_of_task",
+    "register_mode",
+    "registered_modes",
+    "unregister_mode",
+]
 
 
-class Mode(ABC):
-    """One task mode: the report-side behaviour of its runs (see the module docstring)."""
+class Mode(TaskMode):
+    """One task mode: what the environment asks (``TaskMode``) and the report side of its runs (see the module
+    docstring). ``name`` is also ``Run.mode``."""
 
-    name: ClassVar[str]
-    """The ``mode`` knob's value (``--env.taskset.mode``) and ``Run.mode``."""
-    task_unit: ClassVar[str]
-    """What one task is, in words: ``one task per chemical-gene pair``."""
     rollout_type: ClassVar[type]
     """The class of its rollouts (``records.Rollout``, ``records.ExtractionRollout``)."""
     chart_unit: ClassVar[str]
@@ -38,11 +51,7 @@ class Mode(ABC):
     """Why ``--plot`` (a confusion matrix) is refused for this mode; None when it has one."""
     comparability: ClassVar[Rules]
 
-    # --- reading a run file
-
-    @abstractmethod
-    def claims(self, data: dict[str, Any]) -> bool:
-        """Whether task data (v1 ``task.data``, legacy ``info``) is a task of this mode."""
+    # --- reading a run file (which mode a task's data is: ``TaskMode.claims``)
 
     @abstractmethod
     def task_of(self, data: dict[str, Any], prefix: str) -> Any:
@@ -151,28 +160,15 @@ class Mode(ABC):
         return sorted({r.pmid for r in self.records(run)})
 
 
-_MODES: dict[str, Mode] = {}
-
-
-def register_mode(mode: Mode) -> None:
-    """Add ``mode`` under ``mode.name``.
-
-    Raises:
-        ValueError: a mode of that name is registered already.
-    """
-    if mode.name in _MODES:
-        raise ValueError(f"a mode named {mode.name!r} is registered already")
-    _MODES[mode.name] = mode
-
-
-def unregister_mode(name: str) -> None:
-    """Take the mode ``name`` away (a test's toy mode)."""
-    del _MODES[name]
+def _mode(mode: registry.Registered) -> Mode:
+    if not isinstance(mode, Mode):
+        raise TypeError(f"the registered mode {mode.name!r} has no report side (it is no drugprot.modes.base.Mode)")
+    return mode
 
 
 def registered_modes() -> tuple[Mode, ...]:
     """The modes in the order they were registered (pair, extraction, then any other)."""
-    return tuple(_MODES.values())
+    return tuple(_mode(mode) for mode in registry.registered())
 
 
 def get_mode(name: str) -> Mode:
@@ -181,22 +177,19 @@ def get_mode(name: str) -> Mode:
     Raises:
         KeyError: no such mode, naming the known ones.
     """
-    try:
-        return _MODES[name]
-    except KeyError:
-        raise KeyError(f"no task mode {name!r} (known: {', '.join(_MODES)})") from None
+    return _mode(registry.lookup(name))
 
 
 def mode_of_task(data: dict[str, Any]) -> Mode:
     """The mode of a task's data: the most recently registered mode that claims it."""
-    return next(mode for mode in reversed(_MODES.values()) if mode.claims(data))
+    return _mode(registry.claiming(data))
 
 
 def mode_of_reports(reports: Sequence[Mapping[str, Any]]) -> Mode:
     """The mode of reports: the most recently registered mode that owns any of them."""
-    return next(mode for mode in reversed(_MODES.values()) if any(mode.owns_report(r) for r in reports))
+    return next(mode for mode in reversed(registered_modes()) if any(mode.owns_report(r) for r in reports))
 
 
 def mode_of_rollout(rollout: Any) -> Mode:
     """The mode whose rollouts are of ``rollout``'s class."""
-    return next(mode for mode in reversed(_MODES.values()) if isinstance(rollout, mode.rollout_type))
+    return next(mode for mode in reversed(registered_modes()) if isinstance(rollout, mode.rollout_type))

@@ -11,10 +11,11 @@ from drugprot.core.candidates import candidate_pairs
 from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import extraction_question, select_tasks
+from drugprot.core.question import select_tasks
 from drugprot.core.schema import Document
 from drugprot.core.scoring import score_extraction
 from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, Run, RunConfig, Versions
+from drugprot.modes.extraction.task import extraction_question
 
 
 def reply(rule: Callable[..., Any], document: Document) -> str:

@@ -31,11 +31,6 @@ _SWAP_REJECTED = (None, "1", "2")
 """Scorer versions (None: unrecorded) whose ``wrong_entity_type`` count may hold swapped lines that now score."""
 
 
-def is_extraction(data: dict[str, Any]) -> bool:
-    """Whether task data (v1 ``task.data``, legacy ``info``) is an extraction task's: its gold record is set."""
-    return data.get("extraction") is not None
-
-
 def _is_triple(item: Any, gold: ExtractionGold) -> bool:
     """``[chemical id, gene id, type name]`` with the ids among ``gold``'s mentions (strings first: JSON lists and
     objects are unhashable)."""

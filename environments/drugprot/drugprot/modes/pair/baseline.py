@@ -8,7 +8,7 @@ from typing import Any
 
 from drugprot.core.labels import letter_of
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import select_tasks
+from drugprot.core.question import select_tasks
 from drugprot.core.schema import Document
 from drugprot.core.scoring import score_reply
 from drugprot.core.tasks import build_tasks

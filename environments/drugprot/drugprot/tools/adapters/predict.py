@@ -1,6 +1,6 @@
 """``drugprot predict``: ask a local model (optionally + a LoRA adapter) about one chemical/gene pair.
 
-The question is the environment's own: ``drugprot.core.questions.question_for`` renders the system prompt and
+The question is the environment's own: ``drugprot.modes.pair.task.question_for`` renders the system prompt and
 the user prompt with the two mentions marked, the chat template of the model's tokenizer wraps them, and
 ``drugprot.core.parsing.parse_reply`` reads the answer. The mentions are the first occurrence of each name in
 the text. An adapter is loaded with ``peft_loading.load_model_with_adapter`` (rewritten for the installed
@@ -25,9 +25,10 @@ from drugprot.core.errors import DrugprotError
 from drugprot.core.labels import by_letter
 from drugprot.core.outputs import EXIT_ERROR, error_line
 from drugprot.core.parsing import ParsedReply, parse_reply
-from drugprot.core.questions import Question, question_for
+from drugprot.core.question import Question
 from drugprot.core.schema import Document, Entity
 from drugprot.core.tasks import PairTask
+from drugprot.modes.pair.task import question_for
 from drugprot.tools.adapters import AdapterError, require_adapters_extra
 from drugprot.tools.adapters.layout import read_adapter
 
