@@ -17,6 +17,7 @@ needs no extra flags; ``--env.agent.harness.id null`` selects verifiers' chat-pr
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Set
 from typing import Any, Final, Literal, Self
 
@@ -97,25 +98,28 @@ class DrugprotTask(vf.Task[DrugprotData]):
     """One task of any mode: what depends on the mode (its key, its score, its standard prompt, its gold check) is
     asked of the mode that claims the task's data (``drugprot.modes.task``)."""
 
+    @functools.cached_property
     def _fields(self) -> dict[str, Any]:
-        """The task data as a mapping, as the modes read it (the v0 row's ``info`` is one too)."""
+        """The task data as a mapping, as the modes read it (the v0 row's ``info`` is one too); the data is frozen,
+        so it is read once per task."""
         return dict(self.data)
 
+    @functools.cached_property
     def _mode(self) -> TaskMode:
-        return task_mode_of(self._fields())
+        """The mode that claims the task's data (asked once per task: eight rewards and metrics score each trace)."""
+        return task_mode_of(self._fields)
 
     @property
     def key(self) -> str:
-        return self._mode().key(self._fields())
+        return self._mode.key(self._fields)
 
     def _score(self, trace: vf.Trace) -> TaskScore:
         messages = trace.assistant_messages
         message = messages[-1] if messages else None
-        fields = self._fields()
-        score = task_mode_of(fields).score(  # the accuracy, format and answered signals of one trace share one parse
+        score = self._mode.score(  # the accuracy, format and answered signals of one trace share one parse
             message.content if message else None,
             message.reasoning_content if message else None,
-            fields,
+            self._fields,
         )
         versions = with_costs_and_weights(self.data.versions, self._costs(), self._weights())
         trace.info[INFO_KEY] = score.as_info() | {VERSIONS_KEY: versions, PROMPTS_KEY: self._prompts(trace)}
@@ -142,7 +146,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
         for message in trace.messages:
             if isinstance(getattr(message, "content", None), str):
                 sent.setdefault(message.role, message.content)
-        standard = self._mode().standard_system_prompt(self._fields())
+        standard = self._mode.standard_system_prompt(self._fields)
         return prompts_record(sent.get("system"), sent.get("user"), standard)
 
     @vf.stop
@@ -191,7 +195,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
     async def validate(self, runtime: vf.Runtime) -> bool | None:
         """Model-free gold check: the gold reply earns the most every reward term can give (the mode's
         ``gold_scores_best``: pair, the first gold letter; extraction, the gold relations block)."""
-        return self._mode().gold_scores_best(self._fields())
+        return self._mode.gold_scores_best(self._fields)
 
 
 DATA_PATH_HINT = "--env.taskset.data-path {path}"
