@@ -11,7 +11,7 @@ from drugprot.core.rewards import Reward
 from drugprot.evaluation.records import INVALID, VERSION_NAMES
 from drugprot.evaluation.render import format_confusion, format_report
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
     episode,

@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.summary``: hand-computed figures of hand-written runs (official metric, votes, errors)."""
+"""``drugprot.modes.pair.summary``: hand-computed figures of hand-written runs (official metric, votes, errors)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,8 @@ from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.compare import compare_runs
 from drugprot.evaluation.records import INVALID, GoldPair, Rollout, RunConfig, ScoredAnswer
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import (
-    CANDIDATE_RULE,
-    ceiling_summary,
-    errored_summary,
-    majority_label,
-    setting_of,
-    summarize,
-    task_counts,
-)
+from drugprot.evaluation.summary import CANDIDATE_RULE, ceiling_summary, errored_summary
+from drugprot.modes.pair.summary import majority_label, setting_of, summarize, task_counts
 from tests.evaluation.traces import (
     PMID,
     close,
