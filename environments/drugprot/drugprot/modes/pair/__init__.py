@@ -3,9 +3,9 @@
 Its report side lives here: ``decode`` (a rollout read from a run file), ``compare`` (two runs paired task by
 task), ``export`` (the official scorer's rows), ``comparability`` (when its micro-F1 is BioCreative VII's), ``baseline``
 (a model-free baseline's run and its one-letter reply); ``summary`` (every number of its report: majority vote,
-official metric pooled and by majority, NO-RELATION scores, setting, built on what both modes share,
-``drugprot.evaluation.summary``); the text report is ``drugprot.evaluation.render`` / ``render_comparison`` (they
-also hold what extraction mode reuses). ``PAIR`` is the mode object (``drugprot.modes.base.Mode``).
+official metric pooled and by majority, NO-RELATION scores, setting) and ``render`` (the text report, the
+confusion matrix, several runs side by side), built on what both modes share (``drugprot.evaluation.summary``,
+``drugprot.evaluation.render``). ``PAIR`` is the mode object (``drugprot.modes.base.Mode``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from typing import Any
 from drugprot.core.options import TaskOptions
 from drugprot.core.schema import Document
 from drugprot.evaluation.records import Rollout, Run, Versions
-from drugprot.evaluation.render import format_report
-from drugprot.evaluation.render_comparison import format_comparison
 from drugprot.modes.base import Mode
 from drugprot.modes.pair import baseline, compare, decode, export
 from drugprot.modes.pair.comparability import RULES
+from drugprot.modes.pair.render import format_comparison, format_report
 from drugprot.modes.pair.summary import bootstrap_dict, summarize, task_counts
 
 
