@@ -31,8 +31,8 @@ from drugprot.evaluation.baselines import (
     predict,
     reply_text,
 )
-from drugprot.evaluation.summary import summarize
 from drugprot.modes.extraction.summary import summarize_extraction
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 
 REAL_SAMPLE = os.environ.get("DRUGPROT_REAL_SAMPLE")

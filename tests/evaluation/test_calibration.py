@@ -13,11 +13,10 @@ from drugprot.core.options import TaskOptions
 from drugprot.core.rewards import Costs, fp_cost_for_f1
 from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.records import Run
-from drugprot.evaluation.render import format_report
-from drugprot.evaluation.render_comparison import format_comparison
-from drugprot.evaluation.summary import summarize
 from drugprot.modes.extraction.render import format_extraction_report
 from drugprot.modes.extraction.summary import summarize_extraction
+from drugprot.modes.pair.render import format_comparison, format_report
+from drugprot.modes.pair.summary import summarize
 from tests.fixtures import FIXTURE_JSONL
 
 FIXTURE = {"split": "train", "data_path": str(FIXTURE_JSONL)}

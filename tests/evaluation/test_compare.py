@@ -209,7 +209,7 @@ def test_the_p_under_a_difference_of_f1_tests_f1_on_the_fixture() -> None:
 
     from drugprot.core.options import TaskOptions
     from drugprot.evaluation.baselines import baseline_run
-    from drugprot.evaluation.summary import pooled_scores
+    from drugprot.modes.pair.summary import pooled_scores
     from tests.fixtures import FIXTURE_JSONL
 
     options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), negatives="all")

@@ -23,8 +23,8 @@ import pytest
 from drugprot.core.rewards import METRIC_NAMES
 from drugprot.evaluation import curves
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
 from drugprot.modes.extraction.summary import summarize_extraction
+from drugprot.modes.pair.summary import summarize
 from tests.conftest import FIXTURE_JSONL, FixtureRun
 from tests.e2e import read_episodes
 

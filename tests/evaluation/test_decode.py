@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from drugprot.evaluation.export import export_tsv
-from drugprot.evaluation.render import format_report
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.render import format_report
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.corruption import PROPERTY, corrupt, records_in
 from tests.evaluation.traces import (

@@ -16,7 +16,7 @@ from drugprot.core.extras import install_hint
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation import plots
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import episode, multilabel_run, rollouts_run, trace, write_run
 

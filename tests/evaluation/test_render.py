@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.render``: the text of one run's report and of a comparison."""
+"""``drugprot.modes.pair.render``: the text of one pair-mode run's report and of a comparison."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from drugprot.core.rewards import Reward
 from drugprot.evaluation.records import INVALID, VERSION_NAMES
-from drugprot.evaluation.render import format_confusion, format_report
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.render import format_confusion, format_report
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
     episode,

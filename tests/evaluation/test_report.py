@@ -22,7 +22,7 @@ from drugprot.core.scoring import SCORER_VERSION
 from drugprot.evaluation.export import export_tsv
 from drugprot.evaluation.records import EXIT_FAILED_RUN, INVALID
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from drugprot.tools.serve import OpenAIServer, count_tokens, scripted_responder
 from tests.conftest import FixtureRun

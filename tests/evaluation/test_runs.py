@@ -10,9 +10,9 @@ import pytest
 
 from drugprot.core.sources import load_documents
 from drugprot.evaluation.records import ReportError, RunConfig
-from drugprot.evaluation.render import format_report
 from drugprot.evaluation.runs import find_run_file, load_run, run_documents, skipped_folders
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.render import format_report
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.cli import main as cli_main
 from tests.evaluation.traces import (
     PMID,

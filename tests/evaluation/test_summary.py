@@ -1,4 +1,4 @@
-"""``drugprot.evaluation.summary``: hand-computed figures of hand-written runs (official metric, votes, errors)."""
+"""``drugprot.modes.pair.summary``: hand-computed figures of hand-written runs (official metric, votes, errors)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,8 @@ from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.compare import compare_runs
 from drugprot.evaluation.records import INVALID, GoldPair, Rollout, RunConfig, ScoredAnswer
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import (
-    CANDIDATE_RULE,
-    ceiling_summary,
-    errored_summary,
-    majority_label,
-    setting_of,
-    summarize,
-    task_counts,
-)
+from drugprot.evaluation.summary import CANDIDATE_RULE, ceiling_summary, errored_summary
+from drugprot.modes.pair.summary import majority_label, setting_of, summarize, task_counts
 from tests.evaluation.traces import (
     PMID,
     close,
@@ -330,6 +323,7 @@ def test_the_pair_mode_ceiling_counts_one_type_per_pair() -> None:
     both types of a pair and reaches all 28."""
     from drugprot.evaluation.render import ceiling_line
     from drugprot.modes.extraction.summary import summarize_extraction
+    from drugprot.modes.pair.render import PAIR_OUTSIDE
 
     options = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), negatives="all")
     report = summarize(baseline_run("lexical", options))
@@ -346,7 +340,7 @@ def test_the_pair_mode_ceiling_counts_one_type_per_pair() -> None:
         "max_recall": 27 / 28,
         "max_f1": 54 / 55,
     }
-    assert ceiling_line(report).endswith(
+    assert ceiling_line(report, outside=PAIR_OUTSIDE, one_answer_per_pair=True).endswith(
         "28 gold relations in the 9 abstracts, 28 on candidates, 0 never predictable (no task asks them); 1 of them a "
         "second type of a multi-label pair, which one answer cannot name: 27 reachable (max recall 0.964, max F1 "
         "0.982); 28 in this run's tasks"

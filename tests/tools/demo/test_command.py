@@ -10,7 +10,7 @@ import pytest
 
 from drugprot.core.options import TaskOptions
 from drugprot.evaluation.baselines import baseline_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools import demo
 from drugprot.tools.cli import build_parser
 from drugprot.tools.cli import main as cli_main

@@ -1,13 +1,14 @@
-"""The report as text: one run's report, a comparison of several, the confusion matrix and the intervals."""
+"""The text pieces both modes' reports share: number cells, the header's lines (failure banner, data, limit,
+versions, skipped records, ceiling), the official-metric and per-class tables, intervals, the comparison table and
+the paired comparison of two runs. Each mode's report is built of them: ``drugprot.modes.pair.render``,
+``drugprot.modes.extraction.render``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drugprot.core.labels import letter_of
-from drugprot.evaluation.calibration import calibration_lines
-from drugprot.evaluation.records import INVALID, UNKNOWN, VERSION_NAMES, version_lines
+from drugprot.evaluation.records import UNKNOWN, VERSION_NAMES
 
 _MAX_EXAMPLES = 10
 """Skipped records listed in the text report (``--json`` lists every one)."""
@@ -83,45 +84,7 @@ def limit_text(run: Mapping[str, Any]) -> str:
     return run["limit"] or ("none" if run["limit"] == "" else "?")
 
 
-def _header(report: Mapping[str, Any]) -> list[str]:
-    run, k = report["run"], report["rollouts_per_task"]
-    per = str(k["min"]) if k["min"] == k["max"] else f"{k['min']}-{k['max']}"
-    facts = [
-        f"model {run['model'] or '?'}",
-        data_name(run),
-        f"negatives {report['setting']['negatives'] or '?'}",
-        f"limit {limit_text(run)}",
-    ]
-    lines = [
-        f"drugprot report: {run['name']} ({run['source']})",
-        f"  {run['path']}",
-        "  " + " | ".join(facts),
-        *version_lines(_run_versions(report)),
-        f"  {report['n_tasks']} tasks, {report['n_rollouts']} rollouts ({per} per task)",
-        f"  setting: {report['setting']['note']}",
-        ceiling_line(report),
-    ]
-    lines += skipped_lines(report["lines"])
-    lines += [f"  WARNING: {warning}" for warning in report.get("warnings", [])]
-    errored = report["errored"]
-    if errored["rollouts"] and not errored["failed"]:
-        lines.append(
-            f"  errored: {errored['rollouts']} of {report['n_rollouts']} rollouts ({errored['rate']:.1%}) recorded an "
-            f"error and gave no answer: {counts_text(errored['types'])}"
-        )
-    if report["rescored"]:
-        lines.append(
-            f"  re-scored {report['rescored']} rollouts from their last assistant message "
-            "(no usable info['drugprot'] record: older run or scoring error)"
-        )
-    return lines
-
-
-PAIR_OUTSIDE = "never predictable (no task asks them)"
-"""How a pair-mode ceiling line names the gold relations off the candidates."""
-
-
-def ceiling_line(report: Mapping[str, Any], *, outside: str = PAIR_OUTSIDE, one_answer_per_pair: bool = True) -> str:
+def ceiling_line(report: Mapping[str, Any], *, outside: str, one_answer_per_pair: bool) -> str:
     """The report's ceiling line: the evaluated abstracts' gold relations, how many are candidates, how many can
     never be predicted (``summary.ceiling_summary``). ``outside`` names those off the candidates;
     ``one_answer_per_pair``: a task answers one type, so a multi-label pair's second types are counted apart (pair
@@ -152,7 +115,7 @@ def ceiling_line(report: Mapping[str, Any], *, outside: str = PAIR_OUTSIDE, one_
     )
 
 
-def _run_versions(report: Mapping[str, Any]) -> dict[str, str]:
+def report_versions(report: Mapping[str, Any]) -> dict[str, str]:
     """The report's ``run.versions``; all ``unknown`` for a report dict made before they were recorded."""
     versions = report["run"].get("versions") or {}
     return {name: versions.get(name) or UNKNOWN for name in VERSION_NAMES}
@@ -160,7 +123,7 @@ def _run_versions(report: Mapping[str, Any]) -> dict[str, str]:
 
 def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> str | None:
     """The comparison's warning when the runs differ in a version or in their data (None when they do not)."""
-    versions = [_run_versions(report) for report in reports]
+    versions = [report_versions(report) for report in reports]
     differ = [name for name in VERSION_NAMES if len({v[name] for v in versions}) > 1]
     if not differ:
         return None
@@ -168,46 +131,6 @@ def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> 
         f"{name} " + ", ".join(f"{col} {v[name]}" for col, v in zip(cols, versions, strict=True)) for name in differ
     )
     return f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
-
-
-def format_report(report: Mapping[str, Any]) -> str:
-    """The human-readable report of one run."""
-    k = report["rollouts_per_task"]["max"]
-    out = format_failure(report) + _header(report)
-    intervals = report.get("intervals")
-    out += [
-        "",
-        "Accuracy (a reply is right when it names one of the pair's gold types)",
-        *(
-            f"  {name:<27}{pct(value)}{ci}"
-            for name, value, ci in (
-                ("mean over rollouts", report["accuracy"], ci_text(intervals, "accuracy")),
-                (f"mean@{k} (per task)", report["mean_at_k"], ""),
-                (f"pass@{k}", report["pass_at_k"], ""),
-                ("majority vote (per task)", report["majority_accuracy"], ""),
-                ("mean reward", report["mean_reward"], ""),
-            )
-        ),
-        "",
-        "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
-        *official_metric_lines(report, majority_row="micro, majority per task"),
-        *format_intervals_note(intervals),
-        *calibration_lines(report.get("calibration")),
-        "",
-    ]
-    rows = list(report["per_class"].items())
-    if report["no_relation"] is not None:
-        rows.append(("NO-RELATION (not scored)", report["no_relation"]))
-    out += per_class_lines(rows)
-    out += ["", *format_confusion(report["confusion"]), ""]
-    n = report["n_rollouts"]
-    invalid = round(report["invalid_rate"] * n)
-    reasons, fmt_reasons = counts_text(report["invalid_reasons"]), counts_text(report["format_reasons"])
-    out.append(f"Invalid replies: {invalid} of {n} ({report['invalid_rate']:.1%}): {reasons}")
-    fmt_ok = round(report["format_rate"] * n)
-    out.append(f"Format ok: {fmt_ok} of {n} ({report['format_rate']:.1%}); not ok: {fmt_reasons}")
-    out.append(format_tokens(report["tokens"]))
-    return "\n".join(out)
 
 
 def has_intervals(intervals: Mapping[str, Any] | None) -> bool:
@@ -320,28 +243,6 @@ def comparison_intervals(
     return out
 
 
-def format_confusion(confusion: Mapping[str, Any]) -> list[str]:
-    """The confusion matrix as text: rows gold (first gold type of a multi-label pair), columns predicted.
-
-    Columns are as wide as the widest count or column label plus one space (at least 4), so 4- and 5-digit
-    counts stay aligned under their letters.
-    """
-    columns = [letter_of(name) if name != INVALID else "inv" for name in confusion["columns"]]
-    matrix = confusion["matrix"]
-    totals = [sum(row) for row in matrix]
-    width = 1 + max([3, *(len(c) for c in columns), *(len(str(v)) for row in matrix for v in row)])
-    total_width = max([4, *(len(str(t)) for t in totals)])
-    lines = [
-        "Confusion matrix (rows gold, columns predicted, inv = no valid answer; a right answer on a "
-        "multi-label pair counts on its diagonal, a wrong one in the row of its first gold type)",
-        "      " + "".join(f"{c:>{width}}" for c in columns),
-    ]
-    for name, row, total in zip(confusion["labels"], matrix, totals, strict=True):
-        cells = "".join(f"{(str(v) if v else '.'):>{width}}" for v in row)
-        lines.append(f"  {letter_of(name):<4}{cells}   {total:>{total_width}}  {name}")
-    return lines
-
-
 def format_tokens(tokens: Mapping[str, Any]) -> str:
     if not tokens["rollouts_with_usage"]:
         return f"Tokens: no usage recorded; {tokens['truncated']} rollouts stopped at max_tokens"
@@ -350,3 +251,77 @@ def format_tokens(tokens: Mapping[str, Any]) -> str:
         f"(max {tokens['max_output']}); total {tokens['total_input']:,} in, {tokens['total_output']:,} out; "
         f"{tokens['truncated']} rollouts stopped at max_tokens (finish_reason=length)"
     )
+
+
+def format_paired(
+    first: str,
+    second: str,
+    comparison: Mapping[str, Any],
+    *,
+    units: str = "tasks",
+    matched_by: str = "task key",
+    accuracy: str = "accuracy",
+    flips: tuple[str, str] = ("tasks by majority answer", "right in"),
+    accuracy_test: str = "accuracy test",
+) -> list[str]:
+    """The paired comparison of run ``second`` with run ``first`` (``compare_runs``), as text lines. The wording
+    names the paired ``units`` (matched by ``matched_by``), the ``accuracy`` metric, and what a flip is: its
+    ``(lead, side)`` read as "lead: side [1] only n, side [2] only m, ...", and the name of its test
+    (``accuracy_test``: the flips test accuracy, never F1). Each difference carries the p-value of the paired
+    sign-flip test of that difference (``comparison["tests"]``)."""
+    from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy, which plots never need
+
+    if not comparison["paired"]:
+        return [f"Paired comparison {second} - {first}: none, {comparison['reason']}"]
+    intervals = comparison["intervals"]
+    abstracts = comparison.get("abstracts", comparison["tasks"])
+    within = f" of {abstracts} abstracts" if units != "abstracts" else ""
+    out = [
+        f"Paired comparison {second} - {first} over the same {comparison['tasks']} {units}{within} "
+        f"(matched by {matched_by})"
+    ]
+    tests = comparison.get("tests")
+    names = {"accuracy": accuracy, "micro_f1": "micro F1", "macro_f1": "macro F1 (13 types)"}
+
+    def p_text(name: str) -> str:
+        if tests is None:
+            return ""
+        floor = 1 / (tests["permutations"] + 1)  # a Monte Carlo p-value's smallest: no assignment as extreme
+        if not tests["exact"] and tests[name] <= floor * (1 + 1e-9):
+            return f"  p <= {floor:.2g}"
+        return f"  p = {tests[name]:.3g}"
+
+    test_line = []
+    if tests is not None:
+        flipped = (
+            f"all {tests['permutations']} sign assignments (exact)"
+            if tests["exact"]
+            else f"{tests['permutations']} random sign assignments, seed {tests['seed']}"
+        )
+        test_line.append(
+            f"  p: {tests['method']} of that difference itself (an abstract's rows swapped between the runs), {flipped}"
+        )
+    if intervals is not None and "unavailable" not in intervals:
+        out += [
+            f"  [low, high]: {intervals['level']:.0%} paired {intervals['method']} ({intervals['together']}), "
+            f"both runs on the same resamples; {intervals['resamples']} resamples, seed {intervals['seed']}",
+            *test_line,
+            *(
+                f"  delta {names[name]:<22}{intervals[name]['estimate']:+.3f}{ci_text(intervals, name, signed=True)}"
+                f"{p_text(name)}"
+                for name in METRICS
+            ),
+        ]
+    else:
+        if intervals is not None:
+            out.append(f"  no intervals: {intervals['unavailable']}")
+        out += test_line
+        if tests is not None:
+            out.append("  " + ", ".join(f"delta {names[name]}{p_text(name)}" for name in METRICS))
+    f, (lead, side) = comparison["flips"], flips
+    out.append(
+        f"  {accuracy_test} ({lead}): {side} {first} only {f['first_only']}, {side} {second} only "
+        f"{f['second_only']}, both {f['both']}, neither {f['neither']}"
+    )
+    out.append(f"  paired {accuracy_test}: {f['test']}, {abstracts} abstracts: p = {f['p']:.3g}")
+    return out

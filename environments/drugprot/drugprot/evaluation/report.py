@@ -6,7 +6,7 @@ plus ``metadata.json``), and reports, per run:
 
 - tasks (one per chemical-gene mention pair) and rollouts;
 - accuracy: mean over rollouts, mean@k (per-task mean, then mean over tasks), pass@k (any rollout right)
-  and majority-vote accuracy (one vote per valid answer; see ``summary.majority_label`` for ties);
+  and majority-vote accuracy (one vote per valid answer; see ``modes.pair.summary.majority_label`` for ties);
 - the official DrugProt metric (``drugprot.core.metrics``): micro P/R/F1 over the 13 relation types, pairs
   multi-label, NO-RELATION never a scored class, macro-F1, per-class P/R/F1/support, once with every
   rollout as one prediction for its pair ("rollouts pooled") and once with the majority answer per task
@@ -22,7 +22,7 @@ per class, answer quality and intervals resampling abstracts. The mode is detect
 the modes, or a comparison of a pair run with an extraction run, is refused.
 
 The gold set of the micro-F1 is the gold relations of the *evaluated* pairs. What that measures depends on
-the setting, which the report states (``summary.setting_of``): positive-only runs (``negatives=0``) are not
+the setting, which the report states (``modes.pair.summary.setting_of``): positive-only runs (``negatives=0``) are not
 comparable with BioCreative VII; ``negatives=all`` on a whole split is. ``docs/evaluation.md`` explains
 every number.
 

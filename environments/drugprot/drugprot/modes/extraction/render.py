@@ -19,6 +19,7 @@ from drugprot.evaluation.render import (
     failed_run_lines,
     format_failure,
     format_intervals_note,
+    format_paired,
     format_tokens,
     limit_text,
     official_metric_lines,
@@ -28,7 +29,6 @@ from drugprot.evaluation.render import (
     table_lines,
     versions_note,
 )
-from drugprot.evaluation.render_comparison import format_paired
 
 OUTSIDE = "outside them (across sentences: the prompt says relations hold within one)"
 """How an extraction run's ceiling line names the gold relations off the candidates."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drugprot.evaluation.records import Run
-from drugprot.evaluation.summary import group_by_task, majority_label
+from drugprot.modes.pair.summary import group_by_task, majority_label
 
 
 def same_tasks(first: Run, second: Run) -> str | None:

@@ -9,7 +9,7 @@ from drugprot.core.labels import NO_RELATION
 from drugprot.core.metrics import RelationRow
 from drugprot.core.official_tsv import id_key, sorted_rows
 from drugprot.evaluation.records import Rollout
-from drugprot.evaluation.summary import group_by_task, majority_label
+from drugprot.modes.pair.summary import group_by_task, majority_label
 
 
 def prediction_rows(rollouts: Sequence[Rollout]) -> list[RelationRow]:

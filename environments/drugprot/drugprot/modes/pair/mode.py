@@ -10,12 +10,11 @@ from typing import Any
 from drugprot.core.options import TaskOptions
 from drugprot.core.schema import Document
 from drugprot.evaluation.records import Rollout, Run, Versions
-from drugprot.evaluation.render import format_report
-from drugprot.evaluation.render_comparison import format_comparison
-from drugprot.evaluation.summary import bootstrap_dict, summarize, task_counts
 from drugprot.modes.base import Mode
 from drugprot.modes.pair import baseline, compare, decode, export
 from drugprot.modes.pair.comparability import RULES
+from drugprot.modes.pair.render import format_comparison, format_report
+from drugprot.modes.pair.summary import bootstrap_dict, summarize, task_counts
 from drugprot.modes.pair.task import PairTasks
 
 

@@ -26,10 +26,10 @@ from drugprot.core.outputs import (
     wrote_line,
 )
 from drugprot.evaluation.plots import check_plot_paths, plot_classes, plot_confusion
-from drugprot.evaluation.render import format_report
 from drugprot.evaluation.report import resamples_arg, seed_arg
 from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.render import format_report
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.demo.runner import LOG_NAME, DemoRun, run_demo
 from drugprot.tools.demo.sample_run import plan_sample_run, sample_path
 

@@ -14,7 +14,7 @@ from typing import TextIO
 from drugprot.core.options import TaskOptions
 from drugprot.evaluation.records import V1_FILE, Run
 from drugprot.evaluation.runs import load_run
-from drugprot.evaluation.summary import summarize
+from drugprot.modes.pair.summary import summarize
 from drugprot.tools.demo.errors import DemoError
 from drugprot.tools.demo.eval_cli import KEY_VAR, MODEL, eval_arguments, eval_command, run_cli, serves_env_workers
 from drugprot.tools.demo.progress import FINISHED, STOPPED, Progress, new_run_files
