@@ -55,7 +55,7 @@ class FixtureRun:
     """A finished ``vf-eval drugprot -n 27`` over the fixture's train split, and what it was sent."""
 
     run_dir: Path
-    questions: list[Any]  # drugprot.core.questions.Question, in task order
+    questions: list[Any]  # drugprot.core.question.Question, in task order
     replies: dict[str, Reply]  # task key -> the reply the server gave
     shapes: dict[str, str]  # task key -> reply shape (see FIXTURE_RUN_REPLIES)
     requests: list[dict[str, Any]]  # the chat-completions request bodies the server received

@@ -15,7 +15,8 @@ from drugprot.core.extraction import (
     answer_block,
 )
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import Question, load_questions
+from drugprot.core.question import Question
+from drugprot.core.questions import load_questions
 from drugprot.core.rewards import Costs, Reward, utility
 from drugprot.core.scoring import INFO_KEY, score_extraction
 from tests.conftest import FIXTURE_JSONL

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from drugprot.core.errors import DrugprotError
 from drugprot.core.options import Negatives, TaskOptions, knob_names
-from drugprot.core.questions import Question, load_questions, validate_source
+from drugprot.core.question import Question
+from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
     DEFAULT_REWARD,

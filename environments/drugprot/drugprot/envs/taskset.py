@@ -27,7 +27,8 @@ import verifiers.v1 as vf
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
 from drugprot.core.options import KNOBS, Negatives, TaskOptions, knob_names
-from drugprot.core.questions import Question, load_questions, validate_source
+from drugprot.core.question import Question
+from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
     DEFAULT_FP_COST,

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from drugprot.core.options import TaskOptions
-from drugprot.core.questions import Question, load_questions
+from drugprot.core.question import Question
+from drugprot.core.questions import load_questions
 from drugprot.evaluation.baselines import BaselineAnswer, fallback_label, lexical_label, reply_text
 from drugprot.tools.serve import Reply, last_user_text
 
