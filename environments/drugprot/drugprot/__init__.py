@@ -2,7 +2,8 @@
 
 The verifiers v1 names (``DrugprotTaskset``, ``DrugprotEnv``, ``DrugprotHarness``) and the v0 ``load_environment``
 are imported lazily, so ``import drugprot`` and the ``drugprot`` CLI stay fast and work without verifiers' heavy
-imports. ``drugprot.__version__`` is the package version of ``pyproject.toml``.
+imports. ``drugprot.__version__`` is the package version of ``pyproject.toml``. Importing the package registers the
+built-in task modes, pair and extraction (``drugprot.modes.builtin``), before any other module of it runs.
 """
 
 from __future__ import annotations
