@@ -11,11 +11,10 @@ from drugprot.core.candidates import candidate_pairs
 from drugprot.core.extraction import answer_block
 from drugprot.core.labels import NO_RELATION
 from drugprot.core.options import TaskOptions
-from drugprot.core.question import select_tasks
 from drugprot.core.schema import Document
 from drugprot.core.scoring import score_extraction
 from drugprot.evaluation.records import ExtractionAnswer, ExtractionRollout, Run, RunConfig, Versions
-from drugprot.modes.extraction.task import extraction_question
+from drugprot.modes.extraction.task import extraction_questions
 
 
 def reply(rule: Callable[..., Any], document: Document) -> str:
@@ -45,7 +44,7 @@ def baseline_run(
     """The run of ``baseline`` (its pair ``rule``) over the extraction tasks ``options`` select: each reply
     (``reply``) scored with ``drugprot.core.scoring.score_extraction``, as a model's reply would be."""
     by_pmid = {document.pmid: document for document in documents}
-    questions = select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
+    questions = extraction_questions(documents, options)
     reward, rollouts = options.make_reward(), []
     for question in questions:
         assert question.gold is not None and question.ceiling is not None  # an extraction question carries both

@@ -42,6 +42,12 @@ def extraction_question(document: Document, *, source: str) -> Question:
     )
 
 
+def extraction_questions(documents: list[Document], options: TaskOptions) -> list[Question]:
+    """One question per abstract, then the deterministic selection (``select_tasks``): the tasks of a run and of a
+    model-free baseline's run alike."""
+    return select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
+
+
 def is_extraction(data: Mapping[str, Any]) -> bool:
     """Whether task data (v1 ``task.data``, legacy ``info``) is an extraction task's: its gold record is set."""
     return data.get("extraction") is not None
@@ -65,7 +71,7 @@ class ExtractionTasks(TaskMode):
             )
 
     def questions(self, documents: list[Document], options: TaskOptions) -> list[Question]:
-        return select_tasks([extraction_question(doc, source=options.source) for doc in documents], options)
+        return extraction_questions(documents, options)
 
     def system_prompt(self, options: TaskOptions) -> str:
         return extraction.system_prompt()
