@@ -177,18 +177,18 @@ REPLAY = Session(
     (
         Step(_SAMPLE),
         _SERVE_LEXICAL,
-        Step(f"{_EVAL} {_DATA}", log_lines("INFO running", "INFO results:")),
+        Step(f"{_EVAL} --run.name replay-base{_NEXT}{_DATA}", log_lines("INFO running", "INFO results:")),
         Step(
-            "uv run vf-replay outputs/drugprot--* --env.taskset.fp-cost 0.35 --no-rich -o outputs/replay-fp035",
+            "uv run vf-replay outputs/replay-base --env.taskset.fp-cost 0.35 --no-rich -o outputs/replay-fp035",
             log_lines("INFO replay: re-scoring"),
         ),
         Step(
-            "uv run drugprot report outputs/drugprot--* outputs/replay-fp035 --bootstrap 0",
+            "uv run drugprot report outputs/replay-base outputs/replay-fp035 --bootstrap 0",
             section("drugprot report: comparison"),
         ),
         *(
             Step(f"uv run drugprot report {run} --bootstrap 0", lines_with("  reward:", "  mean reward"))
-            for run in ("outputs/drugprot--*", "outputs/replay-fp035")
+            for run in ("outputs/replay-base", "outputs/replay-fp035")
         ),
     )
 )
@@ -196,8 +196,8 @@ HUB_USER = Session(
     (
         Step(_SAMPLE),
         _SERVE_LEXICAL,
-        Step(f"{_EVAL} {_DATA}", log_lines("INFO results:")),
-        Step("uv run drugprot report outputs/drugprot--* --bootstrap 0", section("Official DrugProt metric")),
+        Step(f"{_EVAL} --run.name hub-user{_NEXT}{_DATA}", log_lines("INFO results:")),
+        Step("uv run drugprot report outputs/hub-user --bootstrap 0", section("Official DrugProt metric")),
     )
 )
 GEPA = Session(
@@ -226,7 +226,6 @@ GEPA = Session(
 
 BLOCKS: tuple[Block, ...] = (
     Block("demo", "docs/index.md", DEMO, whole),
-    Block("demo-accuracy", "docs/index.md", DEMO, section("Accuracy"), prompt=False),
     Block("curves-example", "docs/training/watch.md", CURVES, whole),
     Block("validate-real", "docs/evaluation/running.md", VALIDATE, validate_summary, prompt=False),
     Block("baselines", "docs/evaluation/results.md", BASELINES, section("95% intervals", to_blank=False), prompt=False),

@@ -160,7 +160,7 @@ def test_the_fast_loop_shown_is_the_one_measured() -> None:
     """Every fast-loop command README.md and docs/testing.md show (``uv run pytest -m "not slow" ...``) runs pytest
     with exactly the arguments the figures' fast loop was counted and measured with (``FAST_ARGS``, less ``-q``)."""
     shown = [
-        shlex.split(command)[2:]
+        shlex.split(command)[3:]
         for path in (figures.README, figures.TESTING)
         for command in re.findall(r'uv run pytest -m "not slow"[^`\n]*', path.read_text(encoding="utf-8"))
     ]
