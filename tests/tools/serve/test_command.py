@@ -32,7 +32,7 @@ def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str
 
 
 def test_the_hub_user_path_serve_vf_eval_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Getting started's (docs/index.md) commands: the served baseline scores in the report exactly as the offline baseline does."""
+    """docs/index.md's commands: the served baseline scores in the report exactly as the offline baseline does."""
     server = subprocess.Popen(
         [sys.executable, "-m", "drugprot.tools.cli", "serve", "--baseline", "lexical", "--port", "0"]
         + ["--data-path", str(FIXTURE_JSONL), "--split", "validation", "--negatives", "all"],
