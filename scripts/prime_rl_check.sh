@@ -136,7 +136,11 @@ while IFS= read -r usage; do
 done < <(grep -h '^# Usage: uv run --no-sync rl @ ' configs/drugprot.toml configs/rl/*.toml)
 
 # -- 3. env-server + prime-rl's orchestrator Env client -------------------------------------------------------
-step "rollouts: harnesses $harnesses, data $(basename "$data")"
+# What uv resolves at run time is date-cut like the install: verifiers' null harness runs `uv sync --script` on its
+# chat program, whose dependencies are unpinned (resolved as of today, httpx 0.29 breaks its client). drugprot's env
+# config copies this variable into the null harness's env (drugprot.envs.harness.pin_null_harness).
+export UV_EXCLUDE_NEWER=$cutoff
+step "rollouts: harnesses $harnesses, data $(basename "$data"), run-time uv resolution as of $cutoff"
 read -r -a harness_ids <<<"$harnesses"
 rc=0
 "$venv/bin/python" "$helper" rollouts --configs "$dry/drugprot/configs" --work "$work/rollouts" \

@@ -10,6 +10,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON="${UV_PYTHON:-3.11}"
+# What the suite installs outside uv.lock (stages 2 and 3, the packaging test's clean venv, the null harness's chat
+# program) is resolved as of one date, so the suite tests the project, not the day's PyPI: the date drugprot pins
+# the null harness's chat program to (drugprot.envs.harness.NULL_HARNESS_EXCLUDE_NEWER). A venv made as of
+# another date is made anew (its date is in DIR/.drugprot-cutoff).
+cutoff=$(sed -n 's/^NULL_HARNESS_EXCLUDE_NEWER: Final = "\(.*\)"$/\1/p' environments/drugprot/drugprot/envs/harness.py)
+[ -n "$cutoff" ] || { echo "scripts/test.sh: no NULL_HARNESS_EXCLUDE_NEWER in drugprot/envs/harness.py" >&2; exit 2; }
+
+# dated_venv DIR [uv venv options]: DIR as a venv made as of $cutoff (kept when its recorded date is $cutoff)
+dated_venv() {
+    local dir=$1
+    shift
+    [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.drugprot-cutoff" 2>/dev/null)" = "$cutoff" ] && return 0
+    rm -rf "$dir"
+    UV_EXCLUDE_NEWER=$cutoff uv venv --quiet "$@" "$dir"
+}
 
 stage_v04() {
     uv sync --locked --group dev --quiet || return
@@ -17,20 +32,23 @@ stage_v04() {
 }
 
 stage_v03() {
-    [ -x .venv-v03/bin/python ] || uv venv --quiet .venv-v03 || return
-    uv pip install --quiet -p .venv-v03 -e 'environments/drugprot[report]' 'verifiers==0.3.1' \
-        'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' 'renderers>=0.1.12' 'scipy>=1.15' || return
+    dated_venv .venv-v03 || return
+    uv pip install --quiet -p .venv-v03 --exclude-newer "$cutoff" -e 'environments/drugprot[report]' \
+        'verifiers==0.3.1' 'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' \
+        'renderers>=0.1.12' 'scipy>=1.15' || return
+    echo "$cutoff" >.venv-v03/.drugprot-cutoff
     .venv-v03/bin/python -m pytest --ignore=tests/tools/adapters -o cache_dir=.pytest_cache/v03 "$@"
 }
 
 stage_adapters() {
-    [ -x .venv-adapters/bin/python ] || uv venv --quiet --seed .venv-adapters || return
+    dated_venv .venv-adapters --seed || return
     # pip, not uv, installs torch: pip honours a machine's local CPU wheel (find-links) where one is configured,
-    # where uv would fetch the multi-GB CUDA build from PyPI.
-    .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch==2.13.0' \
-        || .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check 'torch>=2.4' || return
-    uv pip install --quiet -p .venv-adapters -e 'environments/drugprot[adapters]' 'pytest>=8' \
-        'pytest-asyncio>=0.23' || return
+    # where uv would fetch the multi-GB CUDA build from PyPI. pip >= 26 (the seeded one) knows the date cutoff.
+    local pip=(.venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check --uploaded-prior-to "$cutoff")
+    "${pip[@]}" 'torch==2.13.0' || "${pip[@]}" 'torch>=2.4' || return
+    uv pip install --quiet -p .venv-adapters --exclude-newer "$cutoff" -e 'environments/drugprot[adapters]' \
+        'pytest>=8' 'pytest-asyncio>=0.23' || return
+    echo "$cutoff" >.venv-adapters/.drugprot-cutoff
     .venv-adapters/bin/python -m pytest tests/tools/adapters -o cache_dir=.pytest_cache/adapters "$@"
 }
 

@@ -16,6 +16,8 @@
 #   PRIME_RL_VENV         venv to create/use (default: $PRIME_RL_DIR/.venv-configs).
 #   PRIME_RL_PYPI_FALLBACK=1  install renderers / prime-pydantic-config from PyPI (prime-rl-configs' floors)
 #                         when their submodule cannot be checked out (e.g. no access to GitHub).
+# Everything installed from PyPI is resolved as of the pinned commit's date (uv --exclude-newer), the fallback's
+# packages included, so the check runs what prime-rl ran then, not the day's releases.
 # Needs git, uv, and network access to GitHub (first run) and PyPI.
 set -euo pipefail
 
@@ -40,6 +42,7 @@ if [ "$head" != "$PRIME_RL_COMMIT" ]; then
     echo "       git -C $prime_rl checkout --detach $PRIME_RL_COMMIT  (or set PRIME_RL_DIR)" >&2
     exit 1
 fi
+cutoff=$(git -C "$prime_rl" log -1 --format=%cI HEAD)
 
 # The submodules the config package needs, at the commits prime-rl pins.
 declare -A pypi=([renderers]="renderers>=0.1.9" [pydantic-config]="prime-pydantic-config[toml]>=0.4.3")
@@ -64,10 +67,11 @@ for sub in verifiers renderers pydantic-config; do
 done
 
 [ -x "$venv/bin/python" ] || UV_PYTHON_DOWNLOADS=never uv venv -q -p "$python" "$venv"
-uv pip install -q -p "$venv/bin/python" "${sources[@]}" -e "$repo/environments/drugprot" \
-    "pytest>=8" "pytest-asyncio>=0.23"
+# --upgrade: an existing venv ends up as a fresh one would (the newest files before the cutoff)
+uv pip install -q -p "$venv/bin/python" --upgrade --exclude-newer "$cutoff" "${sources[@]}" \
+    -e "$repo/environments/drugprot" "pytest>=8" "pytest-asyncio>=0.23"
 
-echo "prime-rl $(git -C "$prime_rl" rev-parse --short=7 HEAD) at $prime_rl; venv $venv"
+echo "prime-rl $(git -C "$prime_rl" rev-parse --short=7 HEAD) at $prime_rl; venv $venv; PyPI files before $cutoff"
 "$venv/bin/python" -c "import prime_rl.configs.rl, verifiers; print('verifiers', verifiers.__version__)"
 cd "$repo"
 exec "$venv/bin/python" -m pytest tests/test_configs.py -p no:cacheprovider "$@"

@@ -7,8 +7,10 @@ Two paths, both run as a subprocess of the *current* Python environment (the scr
   legacy CLI). Results: ``<out_dir>/<run>/traces.jsonl``, one episode per line (:func:`read_episodes`,
   :func:`trace_results`). The taskset must pin a local seat: drugprot pins its own in-process harness
   (``drugprot``) in a ``subprocess`` runtime; pass ``--env.agent.harness.id null`` for verifiers' ``null``
-  harness, which runs its chat program in a uv-managed script environment: it needs ``uv`` on PATH and PyPI,
-  unless :func:`warm_null_harness` has locked and installed it beforehand.
+  harness, which runs its chat program in a uv-managed script environment: it needs ``uv`` on PATH and PyPI (or
+  a warm uv cache). drugprot's env config resolves that program's dependencies as of
+  ``drugprot.envs.harness.NULL_HARNESS_EXCLUDE_NEWER``; the children get no ``UV_EXCLUDE_NEWER`` of the
+  machine's (:func:`_child_env`), so what the tests resolve is set by the package, not by the shell.
 * **legacy v0** (:func:`run_legacy_vf_eval`, verifiers 0.3.x only): ``vf-eval <env> -m <alias> -s`` with the
   alias resolved through ``./configs/endpoints.toml`` (:func:`write_endpoints_toml`). Results:
   ``<out_dir>/evals/<env>--<model>/<8 hex>/{results.jsonl,metadata.json}`` (:func:`read_legacy_results`).
@@ -103,7 +105,11 @@ def _run(
 
 
 def _child_env(api_key: str, env: Mapping[str, str] | None) -> dict[str, str]:
-    merged = {**os.environ, API_KEY_VAR: api_key, "PYTHONUNBUFFERED": "1"}
+    """The CLI's environment: this process's, less a ``UV_EXCLUDE_NEWER`` of the machine's (the ``null`` harness's
+    resolution date is the package's, :data:`drugprot.envs.harness.NULL_HARNESS_EXCLUDE_NEWER`), with the key, and
+    ``env`` over it."""
+    merged = {k: v for k, v in os.environ.items() if k != "UV_EXCLUDE_NEWER"}
+    merged.update({API_KEY_VAR: api_key, "PYTHONUNBUFFERED": "1"})
     # The model server is on loopback: never send that traffic through a configured proxy.
     no_proxy = [p for p in merged.get("NO_PROXY", "").split(",") if p]
     merged["NO_PROXY"] = ",".join([*no_proxy, "127.0.0.1", "localhost"])
@@ -242,42 +248,6 @@ def trace_results(episodes: Sequence[Mapping[str, Any]]) -> list[TraceResult]:
                 )
             )
     return sorted(results, key=lambda r: r.task_key)
-
-
-_WARM_SNIPPET = """
-import hashlib, json
-try:  # verifiers 0.4: the null and bash harnesses share one bundled chat program
-    from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE as source
-except ImportError:  # verifiers 0.3.x
-    from verifiers.v1.harnesses.null.harness import PROGRAM_SOURCE as source
-from verifiers.v1.runtimes.subprocess import SubprocessRuntime
-data = source.encode()
-print(json.dumps({"dir": SubprocessRuntime.scripts_dir, "name": hashlib.sha256(data).hexdigest() + ".py",
-                  "source": source}))
-"""
-
-
-def warm_null_harness(*, lock: bool = True, timeout: float = 600, env: Mapping[str, str] | None = None) -> Path:
-    """Prepare the ``null`` harness's chat-program environment now, so later evals need no network.
-
-    Writes the program where the subprocess runtime looks for it (``~/.cache/verifiers/runtimes/scripts/
-    <sha256>.py``), then ``uv lock --script`` (with ``lock``) and ``uv sync --script``; the packages land in
-    uv's cache (``~/.cache/uv``). The lock file beside the script is what makes later runs offline-safe on
-    verifiers 0.4.0, which forces ``UV_OFFLINE=false`` for its own ``uv sync`` and would otherwise
-    re-resolve against PyPI on every run. Needs network itself. Returns the script path.
-    """
-    child_env = {**os.environ, **(env or {})}
-    found = _run([sys.executable, "-c", _WARM_SNIPPET], env=child_env, cwd=None, timeout=timeout)
-    spec = json.loads(found.stdout.strip().splitlines()[-1])
-    directory = Path(spec["dir"])  # computed by the child, so it follows an overridden HOME
-    directory.mkdir(parents=True, exist_ok=True)
-    script = directory / spec["name"]
-    if not script.exists():
-        script.write_text(spec["source"], encoding="utf-8")
-    if lock and not script.with_name(script.name + ".lock").exists():
-        _run(["uv", "lock", "--script", str(script), "-q", "--no-config"], env=child_env, cwd=None, timeout=timeout)
-    _run(["uv", "sync", "--script", str(script), "-q", "--no-config"], env=child_env, cwd=None, timeout=timeout)
-    return script
 
 
 # -- legacy v0 (verifiers 0.3.x) ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from drugprot.core import labels
+from drugprot.envs.harness import NULL_HARNESS_EXCLUDE_NEWER
 
 from .conftest import FIXTURE_JSONL
 
@@ -148,9 +149,16 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("uv is not on PATH")
     out = tmp_path_factory.mktemp("dist")
     proc = subprocess.run([uv, "build", str(PACKAGE), "--out-dir", str(out)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)  # fmt: skip
+                          cwd=ROOT, env=_dated_env(), timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+def _dated_env() -> dict[str, str]:
+    """The environment of the build and the clean venv's install: uv resolves what it downloads (the build backend,
+    the declared dependencies' open ranges) as of the suite's date (scripts/test.sh), not the day's PyPI."""
+    drop = ("VIRTUAL_ENV", "PYTHONPATH", "UV_PROJECT_ENVIRONMENT")
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, "UV_EXCLUDE_NEWER": NULL_HARNESS_EXCLUDE_NEWER}
 
 
 def _artifacts(dist: Path) -> tuple[Path, Path]:
@@ -240,7 +248,7 @@ def test_wheel_installs_and_imports_in_a_clean_venv(dist: Path, tmp_path: Path) 
     assert uv is not None
     wheel, _ = _artifacts(dist)
     venv = tmp_path / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "UV_PROJECT_ENVIRONMENT")}
+    env = _dated_env()
     subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=env, timeout=300)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     pinned = _pinnable_verifiers()

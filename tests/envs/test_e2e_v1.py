@@ -9,6 +9,7 @@ default) and verifiers' ``null`` chat program.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -26,7 +27,7 @@ from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import Reward
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.core.versions import digest
-from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_ID
+from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_EXCLUDE_NEWER, NULL_HARNESS_ID
 from drugprot.tools.serve import OpenAIServer, Reply, ResponderError
 from tests.conftest import FIXTURE_JSONL, FixtureRun
 from tests.e2e import read_episodes, run_vf_eval, script_path, trace_results, v1_cli_name, verifiers_version
@@ -81,6 +82,11 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
 
     episodes = read_episodes(run_dir)
     assert {t["agent"]["config"]["harness"]["id"] for e in episodes for t in e["traces"]} == {harness}
+    # null's chat program resolved its dependencies as of the package's date (tests/e2e.py passes the children
+    # no UV_EXCLUDE_NEWER of the machine's), and the run records it; drugprot's harness resolves nothing
+    recorded_env = {json.dumps(t["agent"]["config"]["harness"]["env"]) for e in episodes for t in e["traces"]}
+    pinned = {"UV_EXCLUDE_NEWER": NULL_HARNESS_EXCLUDE_NEWER} if harness == NULL_HARNESS_ID else {}
+    assert recorded_env == {json.dumps(pinned)}
     results = trace_results(episodes)
     assert sorted(r.task_key for r in results) == sorted(expected)
     by_key = {r.task_key: r for r in results}

@@ -17,6 +17,7 @@ from verifiers.v1.utils.loaders import default_harness_id, harness_class, resolv
 import drugprot
 from drugprot.envs.harness import (
     HARNESS_ID,
+    NULL_HARNESS_EXCLUDE_NEWER,
     NULL_HARNESS_ID,
     READ_TIMEOUT_S,
     RETRY_COUNT_HEADER,
@@ -27,6 +28,7 @@ from drugprot.envs.harness import (
     chat_request,
     error_text,
     is_retryable_status,
+    pin_null_harness,
     reply_error,
     retry_delay,
     send_turn,
@@ -55,6 +57,31 @@ def test_drugprot_env_pins_the_drugprot_harness_and_null_stays_selectable() -> N
     assert (null.agent.harness.id, null.agent.runtime.type) == ("null", "subprocess")
     tuned = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"max_retries": 0}}})
     assert (tuned.agent.harness.id, tuned.agent.harness.max_retries) == ("drugprot", 0)
+
+
+def test_the_null_harness_resolves_its_chat_program_as_of_the_pinned_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verifiers hands a harness's ``env`` to the runtime's ``uv sync --script`` of the chat program, so the
+    cutoff there fixes what uv resolves (today's httpx 0.29 breaks that program's client). Every consumer (CLI,
+    TOML, the env-server wire) validates through the env config, so each gets it; the saved config records it."""
+    assert NULL_HARNESS_EXCLUDE_NEWER == "2026-11-25T00:00:00Z"
+    monkeypatch.delenv("UV_EXCLUDE_NEWER", raising=False)
+    null = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null"}}})
+    assert null.agent.harness.env == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
+    assert null.agent.harness.resolved_env == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
+    assert null.model_dump()["agent"]["harness"]["env"] == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
+    again = resolve_env_config(null.model_dump())  # the env-server wire: validated again, unchanged
+    assert again.agent.harness.env == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
+    # a cutoff the user gives wins: in the harness's env, else in the shell, which the config then records
+    mine = {"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null", "env": {"UV_EXCLUDE_NEWER": "P7D"}}}}
+    assert resolve_env_config(mine).agent.harness.env == {"UV_EXCLUDE_NEWER": "P7D"}
+    monkeypatch.setenv("UV_EXCLUDE_NEWER", "2026-10-01T00:00:00Z")
+    shell = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null", "env": {"A": "1"}}}})
+    assert shell.agent.harness.env == {"A": "1", "UV_EXCLUDE_NEWER": "2026-10-01T00:00:00Z"}
+    # drugprot's own harness resolves nothing at run time: left as it is
+    pinned = resolve_env_config({"taskset": {"id": "drugprot"}})
+    assert pinned.agent.harness.env == {}
+    assert pin_null_harness(pinned.agent.harness, {}) is pinned.agent.harness
+    assert pin_null_harness(None, {}) is None
 
 
 def test_harness_flags() -> None:

@@ -45,6 +45,17 @@ HARNESS_ID: Final = "drugprot"
 """The id that selects this harness: ``--env.agent.harness.id drugprot``, TOML ``harness.id``."""
 NULL_HARNESS_ID: Final = "null"
 """verifiers' built-in chat harness, the documented alternative (a chat program per rollout, needs uv)."""
+UV_EXCLUDE_NEWER: Final = "UV_EXCLUDE_NEWER"
+"""uv's date cutoff variable: ``uv sync --script`` resolves only files uploaded before it."""
+NULL_HARNESS_EXCLUDE_NEWER: Final = "2026-11-25T00:00:00Z"
+"""The date as of which the ``null`` harness's chat program resolves its dependencies.
+
+That program (``CHAT_PROGRAM_SOURCE`` on verifiers 0.4.0, ``null/program.py`` on 0.3.x and prime-rl's pinned
+``a60a606``) declares unpinned PEP 723 dependencies (``openai``, ``httpx``, ``mcp``, ``tenacity``), and the
+runtime prepares it with ``uv sync --script … --no-config`` at run time. Resolved as of a later day, httpx 0.29
+(with openai 3.60+) breaks its client: creating it fails with ``'AsyncHttpxClientWrapper' object has no attribute
+'_state'`` and every rollout errors. As of this date it resolves openai 3.57.0, httpx 0.28.1, httpx2 2.16.2 and mcp
+1.30.0 (0.3.x) or 2.0.0 (0.4.0), checked end to end on both verifiers (tests/envs/test_e2e_v1.py)."""
 
 RETRY_COUNT_HEADER: Final = "x-stainless-retry-count"
 """The attempt counter OpenAI's SDK sends and the interception server reads: a retried request with the
@@ -257,3 +268,17 @@ class DrugprotHarness(vf.Harness[DrugprotHarnessConfig]):
             failure = None if result.exit_code == 0 else result.stderr
             FIRST_CONTACT.observe(failure, str(client.base_url), str(client.api_key_var))
         return result
+
+
+def pin_null_harness(harness: vf.HarnessConfig | None, environ: Mapping[str, str]) -> vf.HarnessConfig | None:
+    """``harness`` with the ``null`` chat program's dependency resolution date-cut, other harnesses unchanged.
+
+    verifiers passes a harness's ``env`` to the runtime's ``uv sync --script`` of the program (every runtime, a
+    remote one included), so ``UV_EXCLUDE_NEWER`` there fixes what it resolves. The cutoff is the one the user set
+    (in the harness's ``env``, else in ``environ``: the shell's), else :data:`NULL_HARNESS_EXCLUDE_NEWER`; it is
+    written into the config either way, so the run's saved config records it.
+    """
+    if harness is None or harness.id != NULL_HARNESS_ID or UV_EXCLUDE_NEWER in harness.env:
+        return harness
+    cutoff = environ.get(UV_EXCLUDE_NEWER) or NULL_HARNESS_EXCLUDE_NEWER
+    return harness.model_copy(update={"env": {**harness.env, UV_EXCLUDE_NEWER: cutoff}})

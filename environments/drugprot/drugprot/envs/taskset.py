@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Set
 from typing import Any, Final, Literal, Self
 
@@ -44,7 +45,7 @@ from drugprot.core.rewards import (
 from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import PROMPTS_KEY, VERSIONS_KEY, prompts_record, with_costs_and_weights
 from drugprot.core.versions import record as versions_record
-from drugprot.envs.harness import HARNESS_ID
+from drugprot.envs.harness import HARNESS_ID, pin_null_harness
 from drugprot.modes.task import TaskMode, TaskScore, task_mode, task_mode_of
 
 
@@ -349,7 +350,15 @@ class DrugprotEnvConfig(vf.SingleAgentEnvConfig):
     agent: vf.AgentConfig = vf.AgentConfig(harness={"id": HARNESS_ID}, runtime={"type": "subprocess"})
     """One chat turn by drugprot's in-process harness, in a local ``subprocess`` runtime (which the harness
     does not start anything in). Override with ``--env.agent.*``: ``--env.agent.harness.id null`` runs
-    verifiers' chat program per rollout instead (same requests and traces; needs ``uv``)."""
+    verifiers' chat program per rollout instead (same requests and traces; needs ``uv``), its dependencies
+    resolved as of ``NULL_HARNESS_EXCLUDE_NEWER`` unless ``UV_EXCLUDE_NEWER`` says otherwise (``pin_null_harness``)."""
+
+    @pydantic.model_validator(mode="after")
+    def _pin_null_harness(self) -> Self:
+        harness = pin_null_harness(self.agent.harness, os.environ)
+        if harness is not self.agent.harness:
+            self.agent = self.agent.model_copy(update={"harness": harness})
+        return self
 
 
 class DrugprotEnv(vf.SingleAgentEnv, vf.Env[DrugprotEnvConfig]):
