@@ -337,8 +337,46 @@ def test_every_drugprot_command_shown_parses(shown: Shown) -> None:
     parse(shown.argv()[1:])
 
 
-VF_EVAL_SHOWN = [s for s in SHOWN if s.argv()[:1] == ["vf-eval"]]
-LEGACY_FLAGS = {"-s", "-a", "-t", "-T", "-r"}  # the 0.3.x legacy CLI's, which the v1 CLI does not take
+RESOLVED_ELSEWHERE: dict[str, str] = {
+    "vf-eval drugprot -m arcee/trinity-mini -n 100": "tests/test_configs.py::test_readme_v1_command_dry_run",
+    "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s": (
+        "tests/test_configs.py::test_readme_legacy_command_resolves_the_alias_from_the_repository_root"
+    ),
+    "vf-eval @ configs/eval/trinity-mini.toml": "tests/test_configs.py::test_eval_config_dry_run",
+    "vf-eval @ configs/eval/official.toml": "tests/test_configs.py::test_official_eval_toml_dry_run",
+    "vf-eval @ configs/eval/official.toml --run.name base": (
+        "tests/test_configs.py::test_readme_final_eval_commands_dry_run_as_written"
+    ),
+    "vf-eval @ configs/eval/official.toml -m drugprot --run.name step100": (
+        "tests/test_configs.py::test_readme_final_eval_commands_dry_run_as_written"
+    ),
+}
+"""Shown ``vf-eval`` commands another test resolves exactly as written (docs/adapters.md's three are resolved by
+tests/tools/adapters/test_docs.py::test_each_vf_eval_command_resolves_in_the_installed_verifiers)."""
+
+
+def vf_eval_commands() -> dict[str, Shown]:
+    """Each distinct ``vf-eval`` command shown (``uv run`` dropped), with the first doc that shows it, less
+    ``RESOLVED_ELSEWHERE``'s and docs/adapters.md's."""
+    found: dict[str, Shown] = {}
+    for shown in SHOWN:
+        command = shlex.join(shown.argv()) if shown.argv()[:1] == ["vf-eval"] else None
+        if command and shown.file != "docs/adapters.md":
+            found.setdefault(shown.command.removeprefix("uv run "), shown)
+    return {command: shown for command, shown in found.items() if command not in RESOLVED_ELSEWHERE}
+
+
+def test_the_vf_eval_commands_resolved_elsewhere_are_shown_and_their_tests_exist() -> None:
+    shown = {s.command.removeprefix("uv run ") for s in SHOWN}
+    assert set(RESOLVED_ELSEWHERE) <= shown
+    for check in {*RESOLVED_ELSEWHERE.values(), ADAPTERS_VF_EVAL}:
+        file, _, name = check.partition("::")
+        assert re.search(rf"^def {name}\(", (ROOT / file).read_text(encoding="utf-8"), re.M), check
+
+
+ADAPTERS_VF_EVAL = "tests/tools/adapters/test_docs.py::test_each_vf_eval_command_resolves_in_the_installed_verifiers"
+VF_EVAL_SHOWN = list(vf_eval_commands().values())
+LEGACY_FLAGS = {"-s", "-a", "-t", "-T", "-b", "-k"}  # the 0.3.x legacy CLI's (0.4's -s takes a value)
 
 
 @pytest.mark.slow
