@@ -288,7 +288,7 @@ COMMAND_CHECKS: tuple[tuple[str, str], ...] = (
     (r"scripts/test\.sh$", "tests/test_suite_figures.py::test_the_readme_counts_the_tests_collected_now"),
     (r"uv run mkdocs ", "tests/test_docs.py::test_the_site_builds_in_strict_mode"),
     (r"uv run --no-sync rl @ configs/", "tests/test_configs.py::test_both_readmes_launch_rl_the_same_way"),
-    (r"(uv run )?vllm serve ", "tests/tools/adapters/test_docs.py::test_the_lora_server_command_follows_vllms_flag_rules_and_the_training_rank"),  # noqa: E501
+    (r"(uv run (--no-sync )?)?vllm serve ", "tests/tools/adapters/test_docs.py::test_the_lora_server_command_follows_vllms_flag_rules_and_the_training_rank"),  # noqa: E501
     (r"uv run python scripts/eval_size\.py ", "tests/test_eval_size.py"),
     (r"uv run (--with mistral-common )?python scripts/prompt_lengths\.py ", "tests/test_configs.py::test_readme_quotes_the_measured_numbers"),  # noqa: E501
     (r"uv run (--with mistral-common )?python -m evidence\.", "tests/test_evidence.py"),
