@@ -23,6 +23,11 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 BODY_TIMEOUT = 30.0
 """Seconds a client has to send the whole request body once its headers arrived; after that, 408."""
 
+HEADER_TIMEOUT = 60.0
+"""Seconds a connection may stay silent while the server waits for a request (its request line and headers, or the
+next request on a kept-alive connection); then it is closed and its thread ends. Longer than clients keep an idle
+pooled connection (httpx: 5 s), so a client never finds its connection closed under it."""
+
 _MAX_LENGTH_DIGITS = 18  # more digits than this is above any limit, and int() of a huge string is slow
 
 
@@ -69,6 +74,7 @@ class JSONHandler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     def setup(self) -> None:
+        self.timeout = self.server.owner.header_timeout  # StreamRequestHandler.setup sets it on the socket
         super().setup()
         self._responded = False
         self.server.owner._track(self.connection, add=True)
