@@ -386,6 +386,9 @@ def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.Ca
     assert list(reward_lines[4].get_ydata()) == [0.25, 0.5, 0.75, 0.75]
     assert reward_lines[0].get_color() != reward_lines[3].get_color()  # colour: the run
     assert [line.get_linestyle() for line in reward_lines[:3]] == ["-", "--", ":"]  # style: the curve
+    assert [line.get_marker() for line in reward_lines] == ["o", "s", "^"] * 2  # and a marker of its own
+    legend_handles = fig.axes[0].get_legend().legend_handles
+    assert [(h.get_linestyle(), h.get_marker()) for h in legend_handles] == [("-", "o"), ("--", "s"), (":", "^")]
     assert list(fig.axes[3].get_lines()[0].get_xdata()) == [0, 2]
     # the legends stay off the data: line styles above each panel, the runs (whole names) under the panels
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
@@ -494,6 +497,7 @@ def test_a_long_curve_is_drawn_faint_under_its_trailing_mean(tmp_path: Path) -> 
     assert list(raw.get_ydata()) == [float(s % 2) for s in range(40)] and raw.get_alpha() == 0.25
     assert mean.get_label() == "[1] train accuracy reward (mean of 5)"
     assert list(mean.get_ydata())[:6] == [0.0, 0.5, 1 / 3, 0.5, 0.4, 0.6]
+    assert (raw.get_marker(), mean.get_marker(), mean.get_markevery()) == ("None", "o", 2)  # 40 points: 20 marked
     assert [t.get_text() for t in fig.legends[0].get_texts()][-1].startswith("faint: every step")
 
 
@@ -709,4 +713,5 @@ def test_curves_of_several_eval_environments_are_told_apart_by_style_and_name(tm
         "raw accuracy (eval/b)",
     ]
     assert len({str(line.get_linestyle()) for line in panel.get_lines()}) == 4  # one style per curve
+    assert [line.get_marker() for line in panel.get_lines()] == ["o", "s", "^", "D"]  # and one marker
     assert fig.axes[1].get_title() == "eval N / none share"  # a panel of one curve is named after it
