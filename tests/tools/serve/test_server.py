@@ -159,6 +159,31 @@ def test_a_client_that_never_finishes_its_headers_is_closed_after_the_header_tim
         assert conn.sock.recv(1) == b""
 
 
+def test_a_client_that_trickles_its_headers_is_closed_at_one_deadline_not_one_per_byte() -> None:
+    """A byte every 0.05 s never leaves the socket silent for ``header_timeout``; the deadline is for the headers
+    whole, so the server still closes it. The bound is generous: 1,200 bytes (60 s of trickling at the least)."""
+    import select
+    import socket
+
+    timeout = 0.5
+    with OpenAIServer(fixed_responder("x"), header_timeout=timeout) as srv:
+        url = urlsplit(srv.base_url)
+        with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
+            start, sent, closed = time.monotonic(), 0, False
+            while sent < 1200 and not closed:
+                try:
+                    sock.sendall(b"X")
+                except OSError:  # the server closed it: a reset or a broken pipe
+                    closed = True
+                    break
+                sent += 1
+                readable, _, _ = select.select([sock], [], [], 0.05)
+                closed = bool(readable) and sock.recv(1) == b""
+            assert closed, f"still open after {sent} trickled bytes"
+            assert time.monotonic() - start >= timeout
+
+
 def test_record_false_keeps_no_requests() -> None:
     with OpenAIServer(fixed_responder("x"), record=False) as srv:
         openai.OpenAI(base_url=srv.base_url, api_key="k").chat.completions.create(model="m", messages=MESSAGES)
