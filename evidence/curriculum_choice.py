@@ -34,7 +34,7 @@ from bench.common import add_overwrite, check_run_folders, load_data, positive_i
 from drugprot.core.rewards import Costs
 from drugprot.core.schema import Document
 from evidence.rl_sim import BY_NAME, F1_KEY, NONE_KEY, Recipe, Settings, train
-from evidence.shared import check_held_out, single_thread, split_by_pmid, spread
+from evidence.shared import check_held_out, check_splits, single_thread, split_by_pmid, spread
 from evidence.sim_data import Corpus, prepare, warm_start
 from evidence.sim_report import rollouts_to
 
@@ -200,11 +200,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     inner = replace(outer, steps=8 if args.smoke else args.inner_steps)
     out = Path(args.out)
     settings_all = (STANDARD, *grid)
-    runs = [f"split{k}/{side}/{r.name}" for k in range(splits) for side in ("inner", "outer") for r in settings_all]
-    check_run_folders(parser.prog, "--out", out, runs, inputs=[args.data_path], overwrite=args.overwrite)
     what = "the curriculum choice"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
     check_held_out(parser.prog, args.data_path, documents, what=what)
+    check_splits(parser.prog, splits, documents, what=what)  # before the folder list: one name per split
+    runs = [f"split{k}/{side}/{r.name}" for k in range(splits) for side in ("inner", "outer") for r in settings_all]
+    check_run_folders(parser.prog, "--out", out, runs, inputs=[args.data_path], overwrite=args.overwrite)
     out.mkdir(parents=True, exist_ok=True)  # checked writable before any work (check_run_folders)
     with too_small(parser.prog, what):
         if args.jobs > 1:

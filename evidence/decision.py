@@ -49,6 +49,7 @@ from evidence.shared import (
     PairRow,
     calibrated_fp,
     check_held_out,
+    check_splits,
     class_matrix,
     folds,
     gold_rows,
@@ -377,8 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path], overwrite=args.overwrite)
     what = "the decision analysis"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
-    check_held_out(parser.prog, args.data_path, documents, what=what)
     splits, k, classes = (2, 2, ["cues"]) if args.quick else (args.splits, args.folds, args.classes)
+    check_held_out(parser.prog, args.data_path, documents, what=what)
+    check_splits(parser.prog, splits, documents, what=what)
     with too_small(parser.prog, what):
         result = analysis(documents, Costs(), c=args.c, splits=splits, k=k, classes=classes)
     print(format_analysis(result))

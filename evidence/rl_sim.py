@@ -67,6 +67,7 @@ from evidence.shared import (
     POLICY_CLASSES,
     calibrated_fp,
     check_held_out,
+    check_splits,
     single_thread,
 )
 from evidence.sim_curriculum import curriculum_pair_step, new_sampler
@@ -416,11 +417,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         settings, splits, classes = Settings(steps=args.steps, eval_every=args.eval_every), args.splits, args.classes
     recipes = list(RECIPES) if args.smoke else [BY_NAME[name] for name in args.recipes]
-    runs = [f"{c}/{recipe.name}-split{split}" for c in classes for split in range(splits) for recipe in recipes]
-    check_run_folders(parser.prog, "--out", args.out, runs, inputs=[args.data_path], overwrite=args.overwrite)
     what = "the RL sandbox"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
     check_held_out(parser.prog, args.data_path, documents, what=what)
+    check_splits(parser.prog, splits, documents, what=what)  # before the folder list: one name per split
+    runs = [f"{c}/{recipe.name}-split{split}" for c in classes for split in range(splits) for recipe in recipes]
+    check_run_folders(parser.prog, "--out", args.out, runs, inputs=[args.data_path], overwrite=args.overwrite)
     out = Path(args.out)
     with too_small(parser.prog, what):
         result = run_all(documents, recipes, classes, splits, settings, out, args.jobs)

@@ -316,3 +316,15 @@ def check_held_out(prog: str, data_path: str | os.PathLike[str], documents: Sequ
             f"training abstracts ({sum(len(d.relations) for d in train)} gold relations) and {len(held_out)} held-out "
             "ones, and it needs both, with gold relations to fit on; pass more abstracts",
         )
+
+
+def check_splits(prog: str, splits: int, documents: Sequence[Document], *, what: str) -> None:
+    """Exit 2 with one line when ``splits`` is more PMID splits than ``documents`` has abstracts: beyond that, splits
+    repeat the same few held-out sets and only cost time (and a program that names a folder per split, memory),
+    so it is refused before any work."""
+    if splits > len(documents):
+        fail(
+            prog,
+            f"--splits {splits:,}: more PMID splits than the data's {len(documents):,} abstracts for {what}; pass "
+            f"--splits {len(documents):,} or fewer",
+        )

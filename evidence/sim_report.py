@@ -6,7 +6,7 @@ whether the two policy classes rank the recipes alike."""
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +14,8 @@ from typing import Any
 
 from scipy.stats import spearmanr
 
+from bench.common import fail
+from drugprot.evaluation.curves import CurvesError, MetricsLineError, find_metrics_file, parse_line
 from evidence.shared import calibrated_fp, show, spread
 
 F1 = "eval/heldout/effective/agent/metrics/official_f1/mean"
@@ -176,12 +178,28 @@ WASTE_KEYS = {
 }
 
 
+def metrics_lines(run: Path) -> list[dict[str, float]]:
+    """The numeric metrics of each line of a run's ``metrics.jsonl``, read by ``drugprot curves``' own rule
+    (``curves.parse_line``: a line that is not a metrics line is skipped, as ``drugprot curves`` skips it).
+
+    Raises:
+        CurvesError: the run has no ``metrics.jsonl``.
+    """
+    lines = []
+    with find_metrics_file(run).open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                with contextlib.suppress(MetricsLineError):
+                    lines.append(parse_line(raw)[1])
+    return lines
+
+
 def waste(run_dirs: Sequence[Path]) -> dict[str, dict[str, dict[str, float]]]:
     """Per measure (``WASTE_KEYS``): its mean over the first 10 %, the middle and the last 10 % of each run's steps,
     then the spread over runs (``is_trainable`` turned into the share of rollouts in zero-advantage groups)."""
     phases: dict[str, dict[str, list[float]]] = {name: {"first": [], "middle": [], "last": []} for name in WASTE_KEYS}
     for run in run_dirs:
-        lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if x]
+        lines = metrics_lines(run)
         for name, key in WASTE_KEYS.items():
             values = [line[key] for line in lines if key in line]
             if not values:
@@ -202,12 +220,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", help="an rl_sim --out directory")
     args = parser.parse_args(argv)
     root = Path(args.out)
-    for class_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        recipes = sorted({d.name.rsplit("-split", 1)[0] for d in class_dir.iterdir() if d.is_dir()})
+    if not root.is_dir():
+        what = "a file" if root.exists() else "no such folder"
+        fail(parser.prog, f"{root}: {what}; pass the --out directory of python -m evidence.rl_sim")
+    classes = {p: sorted(d for d in p.iterdir() if d.is_dir()) for p in sorted(root.iterdir()) if p.is_dir()}
+    if not any(classes.values()):
+        fail(parser.prog, f"{root}: holds no run folder (<class>/<recipe>-split<k>/); is it an evidence.rl_sim --out?")
+    for class_dir, run_dirs in classes.items():
+        recipes = sorted({d.name.rsplit("-split", 1)[0] for d in run_dirs})
         for recipe in recipes:
             runs = sorted(class_dir.glob(f"{recipe}-split*"))
+            try:
+                shares = waste(runs)
+            except (CurvesError, OSError) as exc:
+                fail(parser.prog, exc)
             print(f"{class_dir.name} {recipe} ({len(runs)} runs): first 10 % / middle / last 10 % of steps")
-            for name, by in waste(runs).items():
+            for name, by in shares.items():
                 print(f"    {name:<42}" + "   ".join(f"{show(by[p])}" for p in ("first", "middle", "last") if p in by))
     return 0
 

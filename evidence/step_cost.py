@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import sys
 import tomllib
 from collections.abc import Sequence
@@ -27,10 +28,65 @@ from typing import Any
 import numpy as np
 
 from bench.common import REPO, fail
+from drugprot.core.errors import DrugprotError
 from evidence.curriculum_choice import STANDARD
 
 CONFIG = REPO / "configs" / "drugprot.toml"
 SIDES = {"standard": f"standard ({STANDARD.name})", "curriculum": "chosen curriculum"}
+SHARES = ("is_trainable", "start_f1", "end_f1")
+"""The fields of a side's outcome (``curriculum_choice._outcome``) that are shares, 0..1 (``rollouts``: a count)."""
+
+
+class SummaryError(DrugprotError, ValueError):
+    """A ``summary.json`` that is not one ``evidence.curriculum_choice`` writes; the message names file and field."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_summary(summary: object, source: str) -> dict[str, Any]:
+    """``summary`` when it holds every figure ``side_figures`` reads, of the kind it needs: a non-empty ``splits``
+    list whose each split has a ``standard`` and a ``curriculum`` outcome with ``rollouts`` >= 1 and the ``SHARES``
+    from 0 to 1, and a ``summary.chosen`` object of counts.
+
+    Raises:
+        SummaryError: the first field that is missing or wrong, named (``splits[2].curriculum.rollouts``).
+    """
+
+    def bad(field: str, value: object, expected: str) -> SummaryError:
+        shown = "missing" if value is None else f"{json.dumps(value)[:40]}"
+        return SummaryError(
+            f"{source}: field {field} is {shown}, expected {expected}; pass the summary.json that python -m "
+            "evidence.curriculum_choice writes"
+        )
+
+    if not isinstance(summary, dict):
+        raise SummaryError(
+            f"{source}: a JSON {type(summary).__name__}, expected an object; pass the summary.json that python -m "
+            "evidence.curriculum_choice writes"
+        )
+    splits = summary.get("splits")
+    if not isinstance(splits, list) or not splits:
+        raise bad("splits", splits, "a non-empty list of splits")
+    for i, split in enumerate(splits):
+        for side in SIDES:
+            outcome = split.get(side) if isinstance(split, dict) else None
+            if not isinstance(outcome, dict):
+                raise bad(f"splits[{i}].{side}", outcome, "an object")
+            rollouts = outcome.get("rollouts")
+            if not (_number(rollouts) and rollouts >= 1):  # type: ignore[operator]
+                raise bad(f"splits[{i}].{side}.rollouts", rollouts, "a count of rollouts >= 1")
+            for key in SHARES:
+                value = outcome.get(key)
+                if not (_number(value) and 0 <= value <= 1):  # type: ignore[operator]
+                    raise bad(f"splits[{i}].{side}.{key}", value, "a share from 0 to 1")
+    chosen = summary.get("summary", {}).get("chosen") if isinstance(summary.get("summary"), dict) else None
+    if not isinstance(chosen, dict) or not all(
+        isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in chosen.values()
+    ):
+        raise bad("summary.chosen", chosen, "an object of setting name -> count of splits")
+    return summary
 
 
 def recipe_of(config: dict[str, Any]) -> dict[str, Any]:
@@ -128,14 +184,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", default=str(CONFIG), help="the recipe's TOML (default configs/drugprot.toml)")
     parser.add_argument("--mean-completion", type=int, help="also a row at this assumed mean completion length")
     args = parser.parse_args(argv)
+    if args.prompt_tokens is not None and not (_number(args.prompt_tokens) and args.prompt_tokens > 0):
+        fail(parser.prog, f"--prompt-tokens must be a finite number of tokens above 0, got {args.prompt_tokens}")
+    if args.mean_completion is not None and args.mean_completion < 1:
+        fail(parser.prog, f"--mean-completion must be a whole number of tokens >= 1, got {args.mean_completion}")
     try:
         summary = json.loads(Path(args.summary).read_text(encoding="utf-8"))
         config = tomllib.loads(Path(args.config).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         fail(parser.prog, f"cannot read {exc}; pass the summary.json of evidence.curriculum_choice and a recipe TOML")
-    if "splits" not in summary or "settings" not in summary:
-        fail(parser.prog, f"--summary {args.summary}: not a summary.json of python -m evidence.curriculum_choice")
-    recipe = recipe_of(config)
+    try:
+        summary = check_summary(summary, f"--summary {args.summary}")
+    except SummaryError as exc:
+        fail(parser.prog, exc)
+    try:
+        recipe = recipe_of(config)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        fail(parser.prog, f"--config {args.config}: not a prime-rl recipe like configs/drugprot.toml ({exc!r} missing "
+             "or malformed in orchestrator.batch_size, group_size, train.sampling or train.source)")  # fmt: skip
     if args.data_path is not None:
         try:
             prompt = mean_prompt_tokens(recipe["taskset"], args.data_path)

@@ -268,3 +268,41 @@ def test_a_group_that_answers_alike_gets_no_gradient(recipe: rl_sim.Recipe) -> N
     assert not grad.any() and logged["is_trainable"] == 0.0
     grad, logged = step(np.zeros_like(always), data, recipe, costs, work, settings, np.random.default_rng(0))
     assert grad.any() and logged["is_trainable"] > 0
+
+
+def test_sim_report_reads_a_sandbox_out_folder(smoke: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from evidence import sim_report
+
+    assert sim_report.main([str(smoke)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "cues extraction-accuracy (1 runs): first 10 % / middle / last 10 % of steps"
+    assert lines[1].startswith("    rollouts in zero-advantage groups ")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "missing", "{path}: no such folder; pass the --out directory of python -m evidence.rl_sim"),
+        (lambda p: p / "f.txt", "{path}: a file; pass the --out directory of python -m evidence.rl_sim"),
+        (lambda p: p / "empty", "{path}: holds no run folder (<class>/<recipe>-split<k>/); is it an evidence.rl_sim "
+         "--out?"),
+        (lambda p: p / "no-metrics", "{path}/cues/pair-accuracy-split0: no metrics.jsonl here. Pass a prime-rl run "
+         "directory (<output_dir>/<run.name>, written when the file monitor is on, the default) or the metrics.jsonl "
+         "file itself"),
+    ],
+)  # fmt: skip
+def test_sim_report_refuses_what_is_not_a_sandbox_out_folder_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: object, message: str
+) -> None:
+    from evidence import sim_report
+
+    (tmp_path / "f.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "no-metrics" / "cues" / "pair-accuracy-split0").mkdir(parents=True)
+    path = make(tmp_path)  # type: ignore[operator]
+    with pytest.raises(SystemExit) as exited:
+        sim_report.main([str(path)])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"python -m evidence.sim_report: error: {message.format(path=path)}"
+    ]

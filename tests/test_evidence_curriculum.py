@@ -211,3 +211,103 @@ def test_the_step_cost_splits_a_steps_tokens_by_the_teaching_share() -> None:
     assert curriculum["rollouts_per_step"] == 512
     assert curriculum["teaching_tokens_per_step"] == pytest.approx(512 * 2000 * 0.7)
     assert curriculum["sandbox_tokens_per_point"] == pytest.approx(4000 * 2000 / 10)
+
+
+# ------------------------------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("module", ["curriculum_choice", "rl_sim"])
+def test_more_splits_than_abstracts_is_refused_before_any_work(
+    module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A billion splits: one line and exit 2 once the 9 abstracts are read, before the per-split folder list (which
+    ran out of memory) and before any folder is made."""
+    import importlib
+
+    main = importlib.import_module(f"evidence.{module}").main
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exited:
+        main(["--data-path", FIXTURE, "--out", str(out), "--splits", "1000000000"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"python -m evidence.{module}: error: --splits 1,000,000,000: more PMID splits than the data's 9 abstracts "
+        f"for the {'curriculum choice' if module == 'curriculum_choice' else 'RL sandbox'}; pass --splits 9 or fewer"
+    )
+    assert not out.exists()
+
+
+def _outcome(**change: object) -> dict[str, object]:
+    return {"rollouts": 1000, "is_trainable": 0.2, "start_f1": 0.2, "end_f1": 0.3} | change
+
+
+def _summary(**standard: object) -> dict[str, object]:
+    split = {"standard": _outcome(**standard), "curriculum": _outcome(rollouts=3000)}
+    return {"settings": {}, "summary": {"chosen": {"pool0.1": 1}}, "splits": [split]}
+
+
+@pytest.mark.parametrize(
+    ("summary", "field", "shown", "expected"),
+    [
+        ({}, "splits", "missing", "a non-empty list of splits"),
+        ({"splits": []}, "splits", "[]", "a non-empty list of splits"),
+        ({"splits": [1]}, "splits[0].standard", "missing", "an object"),
+        (_summary(rollouts=None), "splits[0].standard.rollouts", "missing", "a count of rollouts >= 1"),
+        (_summary(rollouts=0), "splits[0].standard.rollouts", "0", "a count of rollouts >= 1"),  # divides
+        (_summary(rollouts=-5), "splits[0].standard.rollouts", "-5", "a count of rollouts >= 1"),
+        (_summary(is_trainable="x"), "splits[0].standard.is_trainable", '"x"', "a share from 0 to 1"),
+        (_summary(end_f1=float("nan")), "splits[0].standard.end_f1", "NaN", "a share from 0 to 1"),
+        (_summary(start_f1=1.5), "splits[0].standard.start_f1", "1.5", "a share from 0 to 1"),
+        ({**_summary(), "summary": {}}, "summary.chosen", "missing", "an object of setting name -> count of splits"),
+    ],
+)
+def test_step_cost_refuses_a_malformed_summary_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], summary: object, field: str, shown: str, expected: str
+) -> None:
+    from evidence import step_cost
+
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        step_cost.main(["--summary", str(path), "--prompt-tokens", "1000"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"python -m evidence.step_cost: error: --summary {path}: field {field} is {shown}, expected {expected}; pass "
+        "the summary.json that python -m evidence.curriculum_choice writes"
+    ]
+
+
+def test_step_cost_refuses_a_summary_that_is_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from evidence import step_cost
+
+    path = tmp_path / "summary.json"
+    path.write_text("[]", encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        step_cost.main(["--summary", str(path), "--prompt-tokens", "1000"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"python -m evidence.step_cost: error: --summary {path}: a JSON list, expected an object; pass the "
+        "summary.json that python -m evidence.curriculum_choice writes"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--prompt-tokens", "-1"], "--prompt-tokens must be a finite number of tokens above 0, got -1.0"),
+        (["--prompt-tokens", "nan"], "--prompt-tokens must be a finite number of tokens above 0, got nan"),
+        (["--prompt-tokens", "inf"], "--prompt-tokens must be a finite number of tokens above 0, got inf"),
+        (["--prompt-tokens", "9", "--mean-completion", "-5"],
+         "--mean-completion must be a whole number of tokens >= 1, got -5"),
+    ],
+)  # fmt: skip
+def test_step_cost_refuses_token_counts_that_are_not_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    from evidence import step_cost
+
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(_summary()), encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        step_cost.main(["--summary", str(path), *argv])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"python -m evidence.step_cost: error: {message}"]

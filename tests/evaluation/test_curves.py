@@ -23,6 +23,7 @@ The fixture is written the way prime-rl 559b447 writes the file:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -385,6 +386,9 @@ def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.Ca
     assert list(reward_lines[4].get_ydata()) == [0.25, 0.5, 0.75, 0.75]
     assert reward_lines[0].get_color() != reward_lines[3].get_color()  # colour: the run
     assert [line.get_linestyle() for line in reward_lines[:3]] == ["-", "--", ":"]  # style: the curve
+    assert [line.get_marker() for line in reward_lines] == ["o", "s", "^"] * 2  # and a marker of its own
+    legend_handles = fig.axes[0].get_legend().legend_handles
+    assert [(h.get_linestyle(), h.get_marker()) for h in legend_handles] == [("-", "o"), ("--", "s"), (":", "^")]
     assert list(fig.axes[3].get_lines()[0].get_xdata()) == [0, 2]
     # the legends stay off the data: line styles above each panel, the runs (whole names) under the panels
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
@@ -493,6 +497,7 @@ def test_a_long_curve_is_drawn_faint_under_its_trailing_mean(tmp_path: Path) -> 
     assert list(raw.get_ydata()) == [float(s % 2) for s in range(40)] and raw.get_alpha() == 0.25
     assert mean.get_label() == "[1] train accuracy reward (mean of 5)"
     assert list(mean.get_ydata())[:6] == [0.0, 0.5, 1 / 3, 0.5, 0.4, 0.6]
+    assert (raw.get_marker(), mean.get_marker(), mean.get_markevery()) == ("None", "o", 2)  # 40 points: 20 marked
     assert [t.get_text() for t in fig.legends[0].get_texts()][-1].startswith("faint: every step")
 
 
@@ -597,7 +602,7 @@ def test_the_official_scores_of_step_means_are_the_micro_scores_of_the_sums_bit_
     assert curves.official_scores(0.1234, 0.5, 0.25) == pytest.approx(prf(1234, 5000, 2500))  # rounded means: theirs
 
 
-def test_cells_give_the_official_curves_and_replace_a_logged_f1(tmp_path: Path) -> None:
+def test_cells_give_the_official_curves_and_replace_a_logged_f1_at_their_steps(tmp_path: Path) -> None:
     lines: list[str] = []
     evals = "eval/heldout/effective/agent"
     for step, (tp, fp, fn) in enumerate(((1, 1, 2), (2, 1, 1))):
@@ -608,9 +613,14 @@ def test_cells_give_the_official_curves_and_replace_a_logged_f1(tmp_path: Path) 
     log_metrics(lines, {f"{evals}/metrics/official_f1/mean": 0.42}, 2, T0)  # the sandbox's logged F1, no cells
     (tmp_path / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
     run = curves.read_metrics(tmp_path)
-    assert run.curves[("eval/heldout", "agent", "official F1")] == [(0, 2 / 5), (1, 4 / 6)]
+    assert run.curves[("eval/heldout", "agent", "official F1")] == [(0, 2 / 5), (1, 4 / 6), (2, 0.42)]
     rows = {row["curve"]: row for row in curves.summary(run)}
-    assert rows["eval/heldout official F1"]["key"] == "eval/heldout/effective/agent/metrics/official_{tp,fp,fn}/mean"
+    assert rows["eval/heldout official F1"]["key"] == (
+        "eval/heldout/effective/agent/metrics/official_f1/mean + metrics/official_{tp,fp,fn}/mean"
+    )
+    assert rows["eval/heldout official precision"]["key"] == (
+        "eval/heldout/effective/agent/metrics/official_{tp,fp,fn}/mean"
+    )
     assert list(rows) == ["eval/heldout official F1", "eval/heldout official precision", "eval/heldout official recall"]
     # two of three cells: nothing computed, the logged F1 read as it is
     (tmp_path / "metrics.jsonl").write_text(
@@ -619,6 +629,73 @@ def test_cells_give_the_official_curves_and_replace_a_logged_f1(tmp_path: Path) 
     run = curves.read_metrics(tmp_path)
     assert run.curves == {("eval/heldout", "agent", "official F1"): [(0, 0.42)]}
     assert curves.summary(run)[0]["key"] == f"{evals}/metrics/official_f1/mean"
+
+
+def test_a_run_that_switched_from_a_logged_f1_to_the_cells_keeps_every_point(tmp_path: Path) -> None:
+    """Early steps log ``metrics/official_f1`` (before the cells existed), later steps log the cells: the curve keeps
+    all 8 steps, and its best is the early 0.9, not the best of the last 3."""
+    lines: list[str] = []
+    train = "train/agg/effective/agent"
+    for step, f1 in enumerate((0.1, 0.3, 0.9, 0.6, 0.7)):
+        log_metrics(lines, {f"{train}/metrics/official_f1/mean": f1}, step, T0)
+    for step in (5, 6, 7):  # TP 1, FP 1, FN 0 per rollout: F1 = 2/3
+        cells = {f"{train}/metrics/official_{name}/mean": value for name, value in (("tp", 1), ("fp", 1), ("fn", 0))}
+        log_metrics(lines, cells, step, T0)
+    (tmp_path / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
+    run = curves.read_metrics(tmp_path)
+    assert run.curves[("train/agg", "agent", "official F1")] == [
+        (0, 0.1), (1, 0.3), (2, 0.9), (3, 0.6), (4, 0.7), (5, 2 / 3), (6, 2 / 3), (7, 2 / 3)
+    ]  # fmt: skip
+    row = next(row for row in curves.summary(run) if row["curve"] == "train official F1")
+    assert (row["points"], row["best"], row["best_step"], row["last"], row["last_step"]) == (8, 0.9, 2, 2 / 3, 7)
+
+
+@pytest.mark.parametrize(
+    ("cell", "value", "reason"),
+    [
+        ("fp", -1, "official cell fp = -1 is negative; TP, FP and FN are counts"),
+        ("tp", -0.5, "official cell tp = -0.5 is negative; TP, FP and FN are counts"),
+        ("fn", -1e300, "official cell fn = -1e+300 is negative; TP, FP and FN are counts"),
+    ],
+)
+def test_a_negative_official_cell_skips_its_line_by_the_rule_prf_applies(
+    tmp_path: Path, cell: str, value: float, reason: str
+) -> None:
+    from drugprot.core.errors import DrugprotArgumentError
+    from drugprot.core.metrics import prf
+
+    train = "train/agg/effective/agent"
+    good = {f"{train}/metrics/official_{name}/mean": 1.0 for name in ("tp", "fp", "fn")}
+    bad = good | {f"{train}/metrics/official_{cell}/mean": value}
+    lines = [json.dumps({"step": 0, **good}), json.dumps({"step": 1, **bad})]
+    (tmp_path / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = curves.read_metrics(tmp_path)
+    assert run.skipped == [f"line 2: '{train}/metrics/official_{cell}/mean': {reason}"]
+    assert run.curves[("train/agg", "agent", "official F1")] == [(0, 2 / 4)]
+    with pytest.raises(DrugprotArgumentError, match=f"^{re.escape(reason)}$"):  # the same rule, one source
+        prf(**{"tp": 1, "fp": 1, "fn": 1} | {cell: value})
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [(5e299, 0.0, 0.0), (5e299, 1e300, 5e-324), (5e-324, 5e299, 1e300), (1e300, 1e300, 1e300), (5e-324, 0.0, 0.0)],
+)
+def test_huge_and_tiny_in_range_cells_give_scores_in_0_1(tmp_path: Path, cells: tuple[float, float, float]) -> None:
+    """Means up to ``MAX_VALUE`` and down to the smallest float: precision, recall and F1 stay in 0..1, exact
+    (``Fraction``), no ``OverflowError``."""
+    from fractions import Fraction
+
+    train = "train/agg/effective/agent"
+    names = ("tp", "fp", "fn")
+    row = {f"{train}/metrics/official_{name}/mean": value for name, value in zip(names, cells, strict=True)}
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": 0, **row}) + "\n", encoding="utf-8")
+    assert cli_main(["curves", str(tmp_path), "--json"]) == 0
+    tp, fp, fn = map(Fraction, cells)
+    expected = (tp / (tp + fp), tp / (tp + fn), 2 * tp / (2 * tp + fp + fn))
+    run = curves.read_metrics(tmp_path)
+    got = tuple(run.curves[("train/agg", "agent", name)] for name in curves.FROM_CELLS)
+    assert got == tuple([(0, float(value))] for value in expected)
+    assert all(0 <= value <= 1 for value in map(float, expected))
 
 
 def test_curves_of_several_eval_environments_are_told_apart_by_style_and_name(tmp_path: Path) -> None:
@@ -636,4 +713,5 @@ def test_curves_of_several_eval_environments_are_told_apart_by_style_and_name(tm
         "raw accuracy (eval/b)",
     ]
     assert len({str(line.get_linestyle()) for line in panel.get_lines()}) == 4  # one style per curve
+    assert [line.get_marker() for line in panel.get_lines()] == ["o", "s", "^", "D"]  # and one marker
     assert fig.axes[1].get_title() == "eval N / none share"  # a panel of one curve is named after it

@@ -87,19 +87,40 @@ def test_the_confusion_matrix_names_the_labels_annotates_counts_and_colours_row_
     assert plots.confusion_figure([rollouts], normalize=False).axes[0].get_images()[0].norm.vmax == 2.0
 
 
+def test_the_colour_bar_says_its_scale_is_square_root(tmp_path: Path) -> None:
+    multilabel = summaries(tmp_path)[0]
+    for normalize, label in (
+        (True, "share of the gold row (number = count); square-root colour scale"),
+        (False, "count; square-root colour scale"),
+    ):
+        fig = plots.confusion_figure([multilabel], normalize=normalize)
+        (bar,) = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+        assert bar.get_ylabel() == label
+        assert fig.axes[0].get_images()[0].norm.gamma == plots.COLOUR_GAMMA == 0.5
+
+
 def test_plot_counts_writes_the_count_coloured_matrix(tmp_path: Path) -> None:
     png = tmp_path / "counts.png"
     assert cli_main(["report", str(multilabel_run(tmp_path)), "--plot", str(png), "--plot-counts"]) == 0
     assert_png(png, min_size=(800, 600), max_size=(1400, 1200))
 
 
-def test_short_name_cuts_long_names_in_the_middle() -> None:
+def test_short_name_drops_whole_segments_in_the_middle_never_cuts_one() -> None:
     assert plots.short_name("run-a") == "run-a"
     assert plots.short_name("x" * 48) == "x" * 48
     name = "outputs/evals/drugprot--arcee-ai--trinity-mini-lora-r16-step-0400/2026-12-03-abcdef12"
-    assert plots.short_name(name) == "outputs/evals/drugprot--…400/2026-12-03-abcdef12"
-    assert len(plots.short_name(name)) == 48
-    assert plots.short_name(name, 10) == "outpu…ef12"
+    assert plots.short_name(name) == "outputs/evals/drugprot--…/2026-12-03-abcdef12"  # not "…400/": step-0400 is whole
+    assert plots.short_name(name, 30) == "outputs/…/2026-12-03-abcdef12"
+    assert plots.short_name(name, 10) == "…-abcdef12"  # the end first (what tells runs apart); "-" where "/" won't fit
+    long = "drugprot--test-model--" + "-".join(["lora-r16-a64-lr3e-6"] * 6) + "--step-400"
+    assert [plots.short_name(long, limit) for limit in (10, 20, 30, 48, 100)] == [
+        "…-400",
+        "…--step-400",
+        "drugprot--…--step-400",
+        "drugprot--test-model--…--step-400",
+        "drugprot--test-model--…--step-400",
+    ]
+    assert plots.short_name("x" * 60, 10) == "xxxxx…xxxx"  # one segment longer than the limit: cut, the only way
 
 
 def report_named(name: str, model: str | None) -> dict[str, Any]:

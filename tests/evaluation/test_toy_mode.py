@@ -289,6 +289,29 @@ def name_mode() -> Iterator[NameMode]:
         unregister_mode(NAME.name)
 
 
+@pytest.mark.parametrize("name", [None, "", "pair ", " name", "na me", "name\n", 5, ["pair"]])
+def test_a_mode_name_the_knob_could_not_give_is_refused_with_a_typed_error(name: object) -> None:
+    from drugprot.core.errors import DrugprotArgumentError
+
+    class Unnamed(NameMode):
+        pass
+
+    mode = Unnamed()
+    mode.name = name  # type: ignore[assignment]
+    with pytest.raises(DrugprotArgumentError) as raised:
+        register_mode(mode)
+    assert str(raised.value) == (
+        "a mode name must be a non-empty string without whitespace or control characters (what the mode knob gives), "
+        f"got {name!r}"
+    )
+    assert registered_modes() == (PAIR, EXTRACTION)  # nothing registered
+    with pytest.raises(DrugprotConfigError) as unknown:  # the unknown-mode message still prints every known name
+        TaskOptions(mode="name")
+    assert str(unknown.value) == "unknown mode 'name'; expected one of pair, extraction"
+    with pytest.raises(KeyError, match=r"^\"no task mode \['pair'\] \(known: pair, extraction\)\"$"):
+        get_mode(["pair"])  # type: ignore[arg-type]
+
+
 REPLIES = {"90000001:T3:T4": "AGONIST", "90000002:T7:T8": "no idea"}
 """The toy run's wrong replies: every other task is answered with its gold type's name."""
 

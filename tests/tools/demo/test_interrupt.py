@@ -138,3 +138,32 @@ def test_a_missing_matplotlib_stops_the_demo_before_any_work(tmp_path: Path) -> 
         f"drugprot demo: error: --plot needs matplotlib (the drugprot[report] extra): {install_hint('report')}"
     ]
     assert not (tmp_path / "runs").exists() and not (tmp_path / "c.png").exists()
+
+
+def test_a_ctrl_c_while_scoring_says_the_finished_run_is_kept_and_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The eval CLI finished (its run written whole); a Ctrl-C in the report that follows keeps the run and says
+    where, with the command that reports it: one line, exit 130."""
+    from drugprot.evaluation.runs import load_run
+    from drugprot.tools.demo import command
+    from drugprot.tools.demo.sample_run import SampleRun
+    from tests.evaluation.traces import episode, trace, write_run
+
+    run_dir = write_run(
+        tmp_path / "runs" / "drugprot--m--drugprot--abc", [episode(trace("T1", "T2", ["INHIBITOR"], "INHIBITOR"))] * 2
+    )
+    kept = sorted(p.name for p in run_dir.rglob("*"))
+    finished = runner.DemoRun(load_run(run_dir), SampleRun(10, 43, 2, 2), ["vf-eval"], 1.0, 1.0)
+    monkeypatch.setattr(command, "run_demo", lambda *args, **kwargs: finished)
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "summarize", interrupted)
+    assert cli_main(["demo", "--output-dir", str(tmp_path / "runs"), "-n", "2", "--bootstrap", "0"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"drugprot demo: interrupted while scoring; the finished run of 2 rollouts is kept in {run_dir}; report it "
+        f"with: drugprot report {run_dir} --bootstrap 0 [--plot PNG] [--plot-classes PNG] [--json]"
+    )
+    assert sorted(p.name for p in run_dir.rglob("*")) == kept  # the run, untouched

@@ -21,14 +21,51 @@ def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().err.splitlines() == [
         "drugprot serve: error: --data-path and --negatives choose the questions of --baseline; add --baseline lexical"
     ]
-    assert cli_main(["serve", "--body-timeout", "0"]) == 2
-    assert capsys.readouterr().err.splitlines() == [
-        "drugprot serve: error: --max-body-bytes must be >= 0 and --body-timeout > 0 seconds, got 16777216 and 0.0"
-    ]
     missing = "no-such-file.jsonl"
     assert cli_main(["serve", "--baseline", "lexical", "--data-path", missing]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"drugprot serve: error: no such file or directory: {missing};")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "99999"], "--port must be a whole number from 0 (any free port) to 65535, got 99999"),
+        (["--port", "-1"], "--port must be a whole number from 0 (any free port) to 65535, got -1"),
+        (
+            ["--chunk-size", "-3"],
+            "--chunk-size must be at least 1 character, or 0 / None for the whole text in one delta, got -3",
+        ),
+        (["--delay", "-1"], "--delay must be from 0 to 86400 seconds, got -1.0"),
+        (["--delay", "nan"], "--delay must be from 0 to 86400 seconds, got nan"),
+        (["--body-timeout", "0"], "--body-timeout must be above 0 and at most 86400 seconds, got 0.0"),
+        (["--body-timeout", "inf"], "--body-timeout must be above 0 and at most 86400 seconds, got inf"),
+        (["--header-timeout", "nan"], "--header-timeout must be above 0 and at most 86400 seconds, got nan"),
+        (["--max-body-bytes", "-1"], "--max-body-bytes must be >= 0, got -1"),
+    ],
+)
+def test_serve_refuses_a_setting_the_server_would_refuse_in_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server's own rules (``check_settings``), checked before any data is read (``--baseline`` included)."""
+    assert cli_main(["serve", "--baseline", "lexical", "--data-path", "no-such-file.jsonl", *argv]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"drugprot serve: error: {message}"]
+
+
+def test_serve_exits_130_on_ctrl_c_like_every_command() -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "drugprot.tools.cli", "serve", "--port", "0", "--reply", "x"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stderr is not None
+    try:
+        assert server.stderr.readline().startswith("serving http://127.0.0.1:")
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=300) == 130  # the timeout is a bound against a hang only
+    assert server.stderr.read() == "drugprot serve: interrupted\n"
+    server.stderr.close()
 
 
 def test_the_hub_user_path_serve_vf_eval_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,7 +90,7 @@ def test_the_hub_user_path_serve_vf_eval_report(tmp_path: Path, capsys: pytest.C
         )
     finally:
         server.send_signal(signal.SIGINT)
-        assert server.wait(timeout=300) == 0  # Ctrl-C is a server's normal end
+        assert server.wait(timeout=300) == 130  # Ctrl-C: exit 130, as every command
         if server.stderr:
             server.stderr.close()
     assert cli_main(["report", str(run_dir), "--json", "--bootstrap", "0"]) == 0

@@ -50,7 +50,17 @@ def test_record_false_still_counts_requests() -> None:
     [
         ({"max_records": -1}, "max_records must be >= 0, got -1"),
         ({"max_body_bytes": -1}, "max_body_bytes must be >= 0, got -1"),
-        ({"body_timeout": 0}, "body_timeout must be > 0 seconds, got 0"),
+        ({"body_timeout": 0}, "body_timeout must be above 0 and at most 86400 seconds, got 0"),
+        ({"body_timeout": float("inf")}, "body_timeout must be above 0 and at most 86400 seconds, got inf"),
+        ({"header_timeout": -1.0}, "header_timeout must be above 0 and at most 86400 seconds, got -1.0"),
+        ({"port": 65536}, "port must be a whole number from 0 (any free port) to 65535, got 65536"),
+        ({"port": True}, "port must be a whole number from 0 (any free port) to 65535, got True"),
+        ({"delay": float("nan")}, "delay must be from 0 to 86400 seconds, got nan"),
+        ({"chunk_delay": -0.5}, "chunk_delay must be from 0 to 86400 seconds, got -0.5"),
+        (
+            {"chunk_size": 0},
+            "chunk_size must be at least 1 character, or 0 / None for the whole text in one delta, got 0",
+        ),
     ],
 )
 def test_bad_limits_are_refused(kwargs: dict, message: str) -> None:
@@ -119,6 +129,59 @@ def test_stop_closes_idle_keep_alive_connections_and_port() -> None:
     with pytest.raises(ConnectionRefusedError):
         http.client.HTTPConnection(url.hostname, url.port, timeout=2).connect()
     srv.stop()  # idempotent
+
+
+def test_a_client_that_never_finishes_its_headers_is_closed_after_the_header_timeout() -> None:
+    """Each stalled client holds a thread only ``header_timeout`` seconds: the server closes it, and the threads end.
+    Bounds are one-sided or generous (load can only make the close later, never earlier)."""
+    import socket
+
+    timeout, clients = 0.5, 8
+    with OpenAIServer(fixed_responder("x"), header_timeout=timeout) as srv:
+        url = urlsplit(srv.base_url)
+        before = threading.active_count()
+        socks = [socket.create_connection((url.hostname, url.port), timeout=60) for _ in range(clients)]
+        start = time.monotonic()
+        for sock in socks:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # no blank line: headers unfinished
+        for sock in socks:
+            assert sock.recv(1) == b""  # closed by the server, not by our 60 s
+            sock.close()
+        assert time.monotonic() - start >= timeout
+        deadline = time.monotonic() + 60
+        while threading.active_count() > before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() == before
+        # a kept-alive connection that idles is closed the same way; a request in time is answered
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+        conn.request("GET", "/v1/models")
+        assert conn.getresponse().read().startswith(b"{")
+        assert conn.sock.recv(1) == b""
+
+
+def test_a_client_that_trickles_its_headers_is_closed_at_one_deadline_not_one_per_byte() -> None:
+    """A byte every 0.05 s never leaves the socket silent for ``header_timeout``; the deadline is for the headers
+    whole, so the server still closes it. The bound is generous: 1,200 bytes (60 s of trickling at the least)."""
+    import select
+    import socket
+
+    timeout = 0.5
+    with OpenAIServer(fixed_responder("x"), header_timeout=timeout) as srv:
+        url = urlsplit(srv.base_url)
+        with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
+            start, sent, closed = time.monotonic(), 0, False
+            while sent < 1200 and not closed:
+                try:
+                    sock.sendall(b"X")
+                except OSError:  # the server closed it: a reset or a broken pipe
+                    closed = True
+                    break
+                sent += 1
+                readable, _, _ = select.select([sock], [], [], 0.05)
+                closed = bool(readable) and sock.recv(1) == b""
+            assert closed, f"still open after {sent} trickled bytes"
+            assert time.monotonic() - start >= timeout
 
 
 def test_record_false_keeps_no_requests() -> None:

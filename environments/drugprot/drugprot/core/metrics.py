@@ -121,12 +121,29 @@ def _ratio(numerator: int, denominator: int, zero_division: float) -> float:
     return numerator / denominator if denominator else zero_division
 
 
+def check_counts(**counts: float) -> None:
+    """The rule every reader of official cells applies: TP, FP and FN are counts (or means of counts), never
+    negative; a negative one would put precision, recall or F1 outside 0..1. ``check_counts(tp=3, fp=-1)``.
+
+    Raises:
+        DrugprotArgumentError: the first negative count, named (``official cell fp = -1 is negative; ...``).
+    """
+    for name, value in counts.items():
+        if value < 0:
+            shown = f"{value:g}" if isinstance(value, float) else str(value)[:40]
+            raise DrugprotArgumentError(f"official cell {name} = {shown} is negative; TP, FP and FN are counts")
+
+
 def prf(tp: int, fp: int, fn: int, zero_division: float = 0.0) -> tuple[float, float, float]:
     """Precision, recall and F1 from counts, scikit-learn style.
 
     ``F1 = 2TP / (2TP + FP + FN)`` (equal to the harmonic mean of P and R when both are defined); each value
     whose denominator is 0 is ``zero_division``.
+
+    Raises:
+        DrugprotArgumentError: a count is negative (``check_counts``).
     """
+    check_counts(tp=tp, fp=fp, fn=fn)
     return (
         _ratio(tp, tp + fp, zero_division),
         _ratio(tp, tp + fn, zero_division),

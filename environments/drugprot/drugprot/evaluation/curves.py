@@ -46,8 +46,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from drugprot.core.errors import DrugprotError
-from drugprot.core.metrics import prf
+from drugprot.core.errors import DrugprotArgumentError, DrugprotError
+from drugprot.core.metrics import check_counts, prf
 from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, OutputSpec, check_outputs, error_line, wrote_line
 from drugprot.evaluation.curves_plot import plot_curves
 from drugprot.evaluation.plots import check_plot_paths, curve_label
@@ -100,8 +100,9 @@ CELLS: dict[str, str] = {f"metrics/official_{cell}/mean": cell for cell in ("tp"
 """The official cells' keys (``drugprot.core.rewards.METRIC_NAMES``): read, not drawn; ``official_scores`` of
 their means are the official F1, precision and recall curves."""
 FROM_CELLS = ("official precision", "official recall", "official F1")
-"""The curves computed from ``CELLS``, in ``official_scores`` order (an official F1 from cells replaces a logged
-``metrics/official_f1``)."""
+"""The curves computed from ``CELLS``, in ``official_scores`` order (at a step that logs the cells, the official F1
+from them replaces a logged ``metrics/official_f1``; a step that logs only the latter keeps it, so a run that
+switched keys midway keeps every point)."""
 _SUFFIXES = {s.suffix: s for s in SERIES if s.name not in FROM_CELLS[:2]}
 _KEY = re.compile(r"^(?P<scope>train/agg|eval/[^/]+)/effective/(?P<agent>[^/]+)/(?P<suffix>.+)$")
 MAX_ROLLOUTS = 100_000
@@ -166,8 +167,15 @@ def parse_line(raw: bytes) -> tuple[int, dict[str, float]]:
             continue
         if not _in_range(value, MAX_VALUE):
             raise MetricsLineError(f"{key[:80]!r} is {_shown(value)}, out of range (magnitude above {MAX_VALUE:g})")
-        if math.isfinite(value):  # prime-rl drops non-finite values before writing; a NaN here means nothing
-            values[key] = float(value)
+        if not math.isfinite(value):  # prime-rl drops non-finite values before writing; a NaN here means nothing
+            continue
+        match = _KEY.match(key)
+        if match and match["suffix"] in CELLS:
+            try:  # the rule official_scores applies (through prf), applied when the line is read
+                check_counts(**{CELLS[match["suffix"]]: value})
+            except DrugprotArgumentError as exc:
+                raise MetricsLineError(f"{key[:80]!r}: {exc}") from None
+        values[key] = float(value)
     return int(step), values
 
 
@@ -225,7 +233,12 @@ def curves_of(rows: Mapping[int, Mapping[str, float]]) -> dict[tuple[str, str, s
                 scores = official_scores(found["tp"], found["fp"], found["fn"])
                 for name, value in zip(FROM_CELLS, scores, strict=True):
                     derived.setdefault((scope, agent, name), []).append((step, value))
-    return curves | derived
+    merged = curves | derived
+    for key, points in derived.items():  # a step's F1 from its cells replaces its logged F1; other steps keep theirs
+        if key in curves:
+            by_step = dict(curves[key]) | dict(points)
+            merged[key] = sorted(by_step.items())
+    return merged
 
 
 def read_metrics(path: str | os.PathLike[str]) -> RunMetrics:
@@ -270,8 +283,12 @@ def summary(metrics: RunMetrics) -> list[dict[str, Any]]:
         metrics.curves.items(), key=lambda item: (item[0][0] != "train/agg", item[0][0], item[0][1], order[item[0][2]])
     ):
         series = next(s for s in SERIES if s.name == name)
-        if name in FROM_CELLS and (scope, agent, FROM_CELLS[0]) in metrics.curves:  # computed from the cells
-            series = Series(name, FROM_CELLS_SUFFIX, True)
+        from_cells = metrics.curves.get((scope, agent, FROM_CELLS[0]), [])
+        if name in FROM_CELLS and from_cells:  # computed from the cells
+            suffix = FROM_CELLS_SUFFIX
+            if len(points) > len(from_cells):  # the F1 of earlier steps was logged under the older key
+                suffix = f"{series.suffix} + {FROM_CELLS_SUFFIX}"
+            series = Series(name, suffix, True)
         last_step, last = points[-1]
         best_step, best = max(points, key=lambda p: (p[1], -p[0])) if series.higher_is_better else (None, None)
         rows.append(

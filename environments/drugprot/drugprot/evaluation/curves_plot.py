@@ -10,12 +10,13 @@ One row per scope (train above eval), one panel per kind of number, only where s
   carry a gradient (``is_trainable``) and that were admitted (``is_admitted``), 0-1;
 * completion length (tokens).
 
-Colour is the run, line style the curve. The legends stay off the data: the runs (whole names, one per line) under
-the panels, and above each panel with several curves the legend of its line styles. A reward or length panel whose
-runs differ more than ``SCALE_GAP`` times in magnitude (pair vs extraction utility) is split into one panel per
-scale, so the small range is not flattened. Panels of one kind and the same runs share the y-range, train and eval
-alike; every panel shares the step range. A curve with more than ``SMOOTH_FROM`` points is drawn faint under its
-trailing mean.
+Colour is the run, line style and marker the curve (``_STYLES``, ``_MARKERS``: distinct dash patterns, and
+markers that tell the short or thin ones apart). The legends stay off the data: the runs (one per line, a long name
+shortened only at segment boundaries, ``plots.short_name``) under the panels, and above each panel with several
+curves the legend of its line styles. A reward or length panel whose runs differ more than ``SCALE_GAP`` times in
+magnitude (pair vs extraction utility) is split into one panel per scale, so the small range is not flattened.
+Panels of one kind and the same runs share the y-range, train and eval alike; every panel shares the step range. A
+curve with more than ``SMOOTH_FROM`` points is drawn faint under its trailing mean.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ PANELS: tuple[Panel, ...] = tuple(
     Panel(f"{scope} {title}", scope, names, rate) for scope in ("train", "eval") for title, names, rate in _KINDS
 )
 _STYLES: tuple[Any, ...] = ("-", "--", ":", "-.", (0, (6, 1.5, 1, 1.5, 1, 1.5)))  # the last: dash-dot-dot
+_MARKERS = ("o", "s", "^", "D", "v")
+"""One marker per curve beside its line style (same index): dotted and dash-dot lines look alike when short or
+thin; their markers never do. Drawn on every point up to ``MARKED_POINTS`` points, then on about that many."""
+MARKED_POINTS = 30
 SMOOTH_FROM = 20  # a curve with more points is drawn faint, under its trailing mean over ``smoothing_window`` steps
 SCALE_GAP = 5.0
 """Runs whose largest values in a panel differ more than this many times are drawn in separate panels."""
@@ -146,14 +151,15 @@ def _draw(ax: Any, item: _Drawn, runs: Sequence[RunMetrics], colours: Sequence[A
                 continue
             steps, values = zip(*runs[k].curves[key], strict=True)
             values_drawn.extend(values)
-            style, colour = _STYLES[item.keys.index(key) % len(_STYLES)], colours[k % len(colours)]
+            index, colour = item.keys.index(key), colours[k % len(colours)]
+            style, marker = _STYLES[index % len(_STYLES)], _MARKERS[index % len(_MARKERS)]
             window = smoothing_window(len(steps))
             name = f"[{k + 1}] {curve_label(*key)}"
             if window > 1:
-                ax.plot(steps, values, style, color=colour, alpha=0.25, linewidth=0.8)
+                ax.plot(steps, values, linestyle=style, color=colour, alpha=0.25, linewidth=0.8)
                 values, name = trailing_mean(values, window), f"{name} (mean of {window})"
-            ax.plot(steps, values, style, color=colour, marker="o" if len(steps) <= 30 else None, markersize=3,
-                    label=name)  # fmt: skip
+            ax.plot(steps, values, linestyle=style, color=colour, marker=marker, markersize=3.5, label=name,
+                    markevery=max(1, math.ceil(len(steps) / MARKED_POINTS)))  # fmt: skip
     return values_drawn
 
 
@@ -166,7 +172,12 @@ def _style_legend(ax: Any, keys: Sequence[tuple[str, str, str]]) -> int:
         return 0
     several = len({key[:2] for key in keys}) > 1
     names = [f"{key[2]} ({curve_label(*key[:2], '').strip()})" if several else key[2] for key in keys]
-    handles = [Line2D([], [], color="black", linestyle=_STYLES[i % len(_STYLES)]) for i in range(len(keys))]
+    handles = [
+        Line2D(
+            [], [], color="black", linestyle=_STYLES[i % len(_STYLES)], marker=_MARKERS[i % len(_MARKERS)], markersize=4
+        )  # fmt: skip
+        for i in range(len(keys))
+    ]
     columns = 1 if max(len(name) for name in names) > 28 else 2
     ax.legend(handles, names, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=columns, fontsize=8, frameon=False,
               borderaxespad=0.0, handlelength=2.2, columnspacing=1.0)  # fmt: skip

@@ -25,6 +25,14 @@ from drugprot.evaluation.typed_json import (
 from drugprot.modes.base import mode_of_task
 
 
+def episode_traces(value: Any) -> list[Any] | None:
+    """The ``traces`` list of a v1 episode line's JSON value, or None when it is not an object with such a list
+    (``"traces": 5``, ``true``, missing): the rule ``read_line`` reads episodes by, and every other reader of a run's
+    episodes (``replays``) too."""
+    traces = value.get("traces") if isinstance(value, dict) else None
+    return traces if isinstance(traces, list) else None
+
+
 def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout | ExtractionRollout | Skip]:
     """The records of one line of a run file: a ``Rollout`` per readable trace, a ``Skip`` per other record.
 
@@ -40,10 +48,10 @@ def read_line(raw: bytes, *, file: str, line: int, legacy: bool) -> list[Rollout
         return [validate_record(value, None, file=file, line=line, trace=None)]
     if not isinstance(value, dict):
         return [Skip(file, line, None, f"not an episode: the line is {describe(value)}, expected an object")]
-    traces = value.get("traces")
-    if traces is None and "nodes" in value:  # a bare trace line
+    traces = episode_traces(value)
+    if value.get("traces") is None and "nodes" in value:  # a bare trace line
         return [validate_record(value, {}, file=file, line=line, trace=None)]
-    if not isinstance(traces, list):
+    if traces is None:
         return [Skip(file, line, None, "not an episode (no traces list)")]
     if not traces:
         if not value.get("errors"):

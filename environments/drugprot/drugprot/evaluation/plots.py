@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,48 @@ from drugprot.modes.base import mode_of_reports
 _TITLE_CHARS = 48  # run names longer than this are shortened in plot titles and legends
 
 
+_SEGMENTS = (re.compile(r"(--|[/\s·]+)"), re.compile(r"(--|[-/_.:\s·]+)"))
+"""What separates the segments of a run name: first the parts verifiers joins with ``--`` (``env--model--harness--
+hash``) and a path's folders; only where not even the last of those fits, also ``-``, ``_``, ``.`` and ``:``."""
+
+
 def short_name(name: str, limit: int = _TITLE_CHARS) -> str:
-    """``name`` cut to ``limit`` characters in the middle (``"head…tail"``), so a title never runs off its figure."""
+    """``name`` in at most ``limit`` characters, so a title or legend never runs off its figure: whole segments
+    (``_SEGMENTS``) from both ends around ``…``, never a segment cut in two; the end (the hash, the step, what tells
+    runs apart) is taken first. Only when not even the last segment fits is the name cut in its middle."""
     if len(name) <= limit:
         return name
-    tail = (limit - 1) // 2
-    return f"{name[: limit - 1 - tail]}…{name[len(name) - tail :]}"
+    for pattern in _SEGMENTS:
+        kept = _keep_segments(name, pattern, limit)
+        if kept is not None:
+            return kept
+    keep = (limit - 1) // 2
+    return f"{name[: limit - 1 - keep]}…{name[len(name) - keep :]}"
+
+
+def _keep_segments(name: str, pattern: re.Pattern[str], limit: int) -> str | None:
+    """``short_name`` by the segments ``pattern`` separates, or None when not even the last one fits."""
+    parts = pattern.split(name)
+    segments, separators = parts[0::2], parts[1::2]
+    count = len(segments)
+
+    def shown(head: int, tail: int) -> str:
+        kept_head = "".join(segments[i] + separators[i] for i in range(head))
+        kept_tail = "".join(separators[i - 1] + segments[i] for i in range(count - tail, count))
+        return f"{kept_head}…{kept_tail}"
+
+    head = tail = 0
+    sides = ["tail", "head"]
+    while sides and head + tail < count - 1:
+        side = sides[0]
+        more = (head, tail + 1) if side == "tail" else (head + 1, tail)
+        if len(shown(*more)) <= limit:
+            head, tail = more
+            if len(sides) == 2:
+                sides.reverse()  # alternate: one segment from the end, one from the start
+        else:
+            sides.remove(side)
+    return shown(head, tail) if tail else None
 
 
 def curve_label(scope: str, agent: str, series: str) -> str:
@@ -151,6 +188,16 @@ def row_shares(matrix: Sequence[Sequence[int]]) -> list[list[float]]:
     return [[value / total if (total := sum(row)) else 0.0 for value in row] for row in matrix]
 
 
+COLOUR_GAMMA = 0.5
+"""The confusion matrix's colour scale: colour = value ** ``COLOUR_GAMMA`` (square root), said on its colour bar."""
+
+
+def colour_scale_label(normalize: bool) -> str:
+    """The colour bar's label: what the colour measures and that its scale is not linear."""
+    what = "share of the gold row (number = count)" if normalize else "count"
+    return f"{what}; square-root colour scale"
+
+
 def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool, run_label: str) -> Any:
     from matplotlib.colors import PowerNorm
 
@@ -160,7 +207,7 @@ def _confusion_panel(ax: Any, report: Mapping[str, Any], normalize: bool, run_la
     # without washing the small cells out to white. Row shares keep each gold type on the same 0-1 scale.
     values = row_shares(matrix) if normalize else [[float(v) for v in row] for row in matrix]
     peak = 1.0 if normalize else max((v for row in values for v in row), default=0.0) or 1.0
-    norm = PowerNorm(gamma=0.5, vmin=0.0, vmax=peak)
+    norm = PowerNorm(gamma=COLOUR_GAMMA, vmin=0.0, vmax=peak)
     image = ax.imshow(values, cmap="Blues", norm=norm, aspect="auto")
     ax.set_xticks(range(len(confusion["columns"])), [_axis_label(c) for c in confusion["columns"]])
     ax.set_yticks(range(len(confusion["labels"])), [_axis_label(c) for c in confusion["labels"]])
@@ -212,7 +259,7 @@ def confusion_figure(reports: Sequence[Mapping[str, Any]], *, normalize: bool = 
     for ax, report, label in zip(axes[0], reports, run_labels(reports), strict=True):
         image = _confusion_panel(ax, report, normalize, label)
         bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
-        bar.set_label("share of the gold row (number = count)" if normalize else "count", fontsize=10)
+        bar.set_label(colour_scale_label(normalize), fontsize=10)
     fig.tight_layout()
     return fig
 

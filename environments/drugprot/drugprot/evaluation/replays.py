@@ -5,7 +5,9 @@ taskset is the source's only when the knobs were given as ``--env.taskset.<knob>
 verifiers starts the taskset from drugprot's defaults). The re-scored rollouts keep what the source run recorded:
 the model in each trace's agent config, and the run's setting in ``info["drugprot"]["versions"]["setting"]``
 (``drugprot.core.versions.setting``), so the report reads those. Best effort, never an error: what is missing or
-of an unexpected type is unknown.
+of an unexpected type is unknown. Each value is read by the rule of the check it feeds: a line is an episode when
+``decode.episode_traces`` says so (a ``"traces": 5`` line is skipped here as the report skips it), and
+``negatives`` is known only when the knob's own ``parse_negatives`` accepts it (a list is unknown).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.options import parse_negatives
+from drugprot.evaluation.decode import episode_traces
 from drugprot.evaluation.records import RunConfig
 from drugprot.evaluation.typed_json import BadRecord, decode_json, shorten
 
@@ -48,7 +51,7 @@ def _first_traces(file: Path) -> list[dict[str, Any]]:
                     episode = decode_json(raw)
                 except BadRecord:
                     continue
-                traces += [t for t in _get(episode, "traces") or [] if isinstance(t, dict)]
+                traces += [t for t in episode_traces(episode) or [] if isinstance(t, dict)]  # read_line's rule
     except OSError:
         return []
     return traces

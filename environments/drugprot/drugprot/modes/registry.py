@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from drugprot.core.errors import DrugprotArgumentError, DrugprotLookupError
+
 
 class Registered(Protocol):
     """What the registry itself reads of a mode (the rest is ``TaskMode``'s and ``Mode``'s)."""
@@ -26,16 +28,33 @@ class Registered(Protocol):
 _MODES: dict[str, Registered] = {}
 
 
+def check_mode_name(name: object) -> str:
+    """``name`` when it can name a mode: a non-empty string of printable characters without whitespace, so the
+    ``mode`` knob (``--env.taskset.mode NAME``) can give it exactly and every message can print it.
+
+    Raises:
+        DrugprotArgumentError: anything else (None, ``""``, ``"pair "``, 5), saying what a name must be.
+    """
+    if not isinstance(name, str) or not name or not all(c.isprintable() and not c.isspace() for c in name):
+        raise DrugprotArgumentError(
+            f"a mode name must be a non-empty string without whitespace or control characters (what the mode knob "
+            f"gives), got {name!r}"
+        )
+    return name
+
+
 def register_mode(mode: Registered) -> None:
     """Add ``mode`` under ``mode.name``: the ``mode`` knob may name it, its tasks are built, scored and reported
     by it.
 
     Raises:
-        ValueError: a mode of that name is registered already.
+        DrugprotArgumentError: ``mode.name`` cannot name a mode (``check_mode_name``), or a mode of that name is
+            registered already (a ``ValueError``, as before).
     """
-    if mode.name in _MODES:
-        raise ValueError(f"a mode named {mode.name!r} is registered already")
-    _MODES[mode.name] = mode
+    name = check_mode_name(getattr(mode, "name", None))
+    if name in _MODES:
+        raise DrugprotArgumentError(f"a mode named {name!r} is registered already")
+    _MODES[name] = mode
 
 
 def unregister_mode(name: str) -> None:
@@ -57,12 +76,12 @@ def lookup(name: str) -> Registered:
     """The mode named ``name``.
 
     Raises:
-        KeyError: no such mode, naming the known ones.
+        DrugprotLookupError: no such mode, naming the known ones (a ``KeyError``, as before).
     """
     try:
         return _MODES[name]
-    except KeyError:
-        raise KeyError(f"no task mode {name!r} (known: {', '.join(_MODES)})") from None
+    except (KeyError, TypeError):  # TypeError: an unhashable name (a list) is no mode either
+        raise DrugprotLookupError(f"no task mode {name!r} (known: {', '.join(_MODES)})") from None
 
 
 def claiming(data: Mapping[str, Any]) -> Registered:

@@ -219,6 +219,24 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("drugprot demo: interrupted; the eval CLI was stopped and its unfinished run removed", file=sys.stderr)
         return EXIT_INTERRUPTED
+    try:
+        return _score(result, args, outputs)
+    except KeyboardInterrupt:  # the run is finished and kept: say where, and how to report it
+        print(interrupted_scoring_line(result, args), file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def interrupted_scoring_line(result: DemoRun, args: argparse.Namespace) -> str:
+    """The one line of a Ctrl-C after the eval CLI finished: the run it wrote is whole and kept; where, and the
+    command that reports it (a picture is written whole or not at all, ``save_png``)."""
+    return (
+        f"drugprot demo: interrupted while scoring; the finished run of {len(result.run.rollouts)} rollouts is kept in "
+        f"{result.run_dir}; report it with: {report_command(result.run_dir, args)}"
+    )
+
+
+def _score(result: DemoRun, args: argparse.Namespace, outputs: Mapping[str, CheckedOutput]) -> int:
+    """Report the finished run: the text report (or JSON), its pictures and the footer."""
     if not args.json:
         print(f"scoring: the report of {len(result.run.rollouts)} rollouts ...", file=sys.stderr, flush=True)
     report = summarize(result.run, resamples=args.bootstrap, seed=args.bootstrap_seed)

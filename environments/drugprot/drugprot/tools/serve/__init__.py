@@ -26,7 +26,7 @@ chat and models routes), ``server`` (:class:`OpenAIServer`), ``cli`` (the standa
 from __future__ import annotations
 
 from drugprot.tools.serve.cli import build_server, main
-from drugprot.tools.serve.http_handler import BODY_TIMEOUT, MAX_BODY_BYTES, RecordedRequest
+from drugprot.tools.serve.http_handler import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES, RecordedRequest
 from drugprot.tools.serve.replies import (
     Reply,
     Responder,
@@ -41,6 +41,7 @@ from drugprot.tools.serve.server import HOST, MAX_RECORDS, OpenAIServer, ServerS
 
 __all__ = [
     "BODY_TIMEOUT",
+    "HEADER_TIMEOUT",
     "HOST",
     "MAX_BODY_BYTES",
     "MAX_RECORDS",

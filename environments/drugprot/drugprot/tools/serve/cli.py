@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import signal
 import sys
@@ -12,9 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from drugprot.core.errors import DrugprotError
-from drugprot.tools.serve.http_handler import BODY_TIMEOUT, MAX_BODY_BYTES
+from drugprot.core.outputs import EXIT_INTERRUPTED
+from drugprot.tools.serve.http_handler import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES
 from drugprot.tools.serve.replies import Reply, Responder, fixed_responder, scripted_responder
-from drugprot.tools.serve.server import OpenAIServer
+from drugprot.tools.serve.server import OpenAIServer, ServerSettingError, check_settings
 
 _REPLY_FIELDS = ("content", "reasoning_content", "finish_reason")
 
@@ -73,15 +73,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--body-timeout", type=float, default=BODY_TIMEOUT, help="seconds to receive a request body (408 after)"
     )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=HEADER_TIMEOUT,
+        help="seconds a connection may stay silent while a request's headers (or the next request) are awaited; "
+        "then it is closed",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request to stderr")
 
 
+def settings_of(args: argparse.Namespace) -> dict[str, object]:
+    """The :class:`OpenAIServer` settings the options give (``--chunk-size 0``: None, the whole text)."""
+    return {
+        "port": args.port,
+        "delay": args.delay,
+        "chunk_size": args.chunk_size or None,
+        "max_body_bytes": args.max_body_bytes,
+        "body_timeout": args.body_timeout,
+        "header_timeout": args.header_timeout,
+    }
+
+
+def flag_error(exc: ServerSettingError) -> str:
+    """A refused setting as its command-line flag: ``--body-timeout must be ..., got inf``."""
+    return f"--{exc.setting.replace('_', '-')} {exc.problem}"
+
+
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse bounds argparse cannot express (``parser.error``: usage, one line, exit 2)."""
-    if args.max_body_bytes < 0:
-        parser.error(f"--max-body-bytes must be >= 0, got {args.max_body_bytes}")
-    if not args.body_timeout > 0:
-        parser.error(f"--body-timeout must be > 0 seconds, got {args.body_timeout}")
+    """Refuse the settings the server would refuse (``check_settings``, its own rules), before any work
+    (``parser.error``: usage, one line, exit 2)."""
+    try:
+        check_settings(**settings_of(args))
+    except ServerSettingError as exc:
+        parser.error(flag_error(exc))
 
 
 def server_from_args(args: argparse.Namespace, responder: Responder | None = None) -> OpenAIServer:
@@ -94,15 +119,11 @@ def server_from_args(args: argparse.Namespace, responder: Responder | None = Non
             responder = fixed_responder(default or Reply("", args.reasoning, args.finish_reason))
     return OpenAIServer(
         responder,
-        port=args.port,
         models=tuple(args.model or ("trinity-mini",)),
-        delay=args.delay,
-        chunk_size=args.chunk_size or None,
         api_key=args.api_key,
         record=False,
-        max_body_bytes=args.max_body_bytes,
-        body_timeout=args.body_timeout,
         verbose=args.verbose,
+        **settings_of(args),  # type: ignore[arg-type]
     )
 
 
@@ -119,17 +140,18 @@ def build_server(argv: Sequence[str] | None = None) -> OpenAIServer:
 
 
 def serve_until_interrupted(server: OpenAIServer) -> None:
-    """Start ``server``, print ``serving <base_url> (Ctrl-C to stop)`` to stderr, and serve until SIGINT.
+    """Start ``server``, print ``serving <base_url> (Ctrl-C to stop)`` to stderr, and serve until SIGINT; the server
+    is stopped (its port closed) before the ``KeyboardInterrupt`` goes on to the caller (exit 130, as every command).
 
     Raises:
         OSError: the port cannot be bound.
+        KeyboardInterrupt: Ctrl-C (SIGINT), the server stopped.
     """
     # A parent that ignores SIGINT (a shell's background job, a test runner) passes that on to us, and Python then
     # installs no KeyboardInterrupt handler: Ctrl-C / kill -INT would never stop the server.
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    # Ctrl-C may come as soon as the line is printed (a script waits for it), so it is caught from here on.
-    with contextlib.suppress(KeyboardInterrupt), server:
+    with server:
         print(f"serving {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
         threading.Event().wait()
 
@@ -137,11 +159,15 @@ def serve_until_interrupted(server: OpenAIServer) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run :func:`build_server`'s server until Ctrl-C; prints ``serving <base_url>`` to stderr when up.
 
-    Returns 0 when interrupted, 1 (with ``error: ...`` on stderr) for a bad ``--script`` or a port it cannot bind.
+    Returns 130 (``EXIT_INTERRUPTED``, printing ``stopped``) on Ctrl-C, 1 (with ``error: ...`` on stderr) for a bad
+    ``--script`` or a port it cannot bind; a bad setting exits 2 with the usage (``check_arguments``).
     """
     try:
         serve_until_interrupted(build_server(argv))
     except (DrugprotError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("stopped (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0

@@ -15,8 +15,9 @@ from drugprot.core.errors import DrugprotConfigError, DrugprotError
 from drugprot.core.options import TaskOptions
 from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, error_line
 from drugprot.tools.serve.cli import add_arguments as add_server_arguments
-from drugprot.tools.serve.cli import serve_until_interrupted, server_from_args
+from drugprot.tools.serve.cli import flag_error, serve_until_interrupted, server_from_args, settings_of
 from drugprot.tools.serve.replies import Responder
+from drugprot.tools.serve.server import ServerSettingError, check_settings
 
 BASELINE_MODEL = "drugprot-lexical-baseline"
 """The model id ``--baseline lexical`` lists by default (the demo's)."""
@@ -49,14 +50,14 @@ def baseline_responder(args: argparse.Namespace) -> Responder:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C (then exit 0, the normal end of a server); a bad option or data: one line, exit 2."""
+    """Serve until Ctrl-C (the server stopped, then ``drugprot serve: interrupted`` and exit 130, as every command);
+    a bad option or data: one line, exit 2, before any work."""
     try:
-        if args.max_body_bytes < 0 or not args.body_timeout > 0:
-            raise DrugprotConfigError(
-                f"--max-body-bytes must be >= 0 and --body-timeout > 0 seconds, got {args.max_body_bytes} and "
-                f"{args.body_timeout}",
-                knob="max_body_bytes" if args.max_body_bytes < 0 else "body_timeout",
-            )
+        check_settings(**settings_of(args))  # the server's own rules, before the baseline's data is read
+    except ServerSettingError as exc:
+        print(error_line("serve", flag_error(exc)), file=sys.stderr)
+        return EXIT_ERROR
+    try:
         if args.baseline is None and (args.data_path is not None or args.negatives != "0"):
             raise DrugprotConfigError(
                 "--data-path and --negatives choose the questions of --baseline; add --baseline lexical",

@@ -6,6 +6,7 @@ method it allows and the name of the handler method, which gets the parsed JSON 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import time
@@ -22,6 +23,12 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 
 BODY_TIMEOUT = 30.0
 """Seconds a client has to send the whole request body once its headers arrived; after that, 408."""
+
+HEADER_TIMEOUT = 60.0
+"""Seconds a connection has, from the moment the server waits for a request (a new connection, or the next request
+on a kept-alive one), to deliver its request line and headers whole; then it is closed and its thread ends. One
+deadline, not one per read: a client that trickles a byte at a time cannot hold a thread either. Longer than clients
+keep an idle pooled connection (httpx: 5 s), so a client never finds its connection closed under it."""
 
 _MAX_LENGTH_DIGITS = 18  # more digits than this is above any limit, and int() of a huge string is slow
 
@@ -54,6 +61,28 @@ class BadRequest(RequestError):
         super().__init__(HTTPStatus.BAD_REQUEST, message)
 
 
+class _HeaderDeadlineIO(io.RawIOBase):
+    """The connection's bytes as the handler reads them (its ``rfile`` buffers this): while a request's line and
+    headers are awaited (``JSONHandler.header_deadline`` set), each read waits only until that deadline and then
+    raises ``TimeoutError``, which the stdlib's ``handle_one_request`` answers by closing the connection."""
+
+    def __init__(self, handler: JSONHandler) -> None:
+        super().__init__()
+        self._handler = handler
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        deadline = self._handler.header_deadline
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("request line and headers not received in time")
+            self._handler.connection.settimeout(remaining)
+        return self._handler.connection.recv_into(buffer)
+
+
 class JSONHandler(BaseHTTPRequestHandler):
     """Answers every request, malformed ones included, with JSON; subclasses name their routes in ``ROUTES``."""
 
@@ -68,10 +97,20 @@ class JSONHandler(BaseHTTPRequestHandler):
         if self.server.owner.verbose:
             super().log_message(format, *args)
 
+    header_deadline: float | None = None
+    """While a request's line and headers are awaited: the ``time.monotonic()`` by which they must have arrived."""
+
     def setup(self) -> None:
+        self.timeout = self.server.owner.header_timeout  # StreamRequestHandler.setup sets it on the socket
         super().setup()
+        self.rfile.close()  # the stdlib's reader, replaced by one that keeps the header deadline
+        self.rfile = io.BufferedReader(_HeaderDeadlineIO(self))
         self._responded = False
         self.server.owner._track(self.connection, add=True)
+
+    def handle_one_request(self) -> None:
+        self.header_deadline = time.monotonic() + self.server.owner.header_timeout
+        super().handle_one_request()
 
     def finish(self) -> None:
         try:
@@ -94,6 +133,7 @@ class JSONHandler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
     def _dispatch(self, method: str) -> None:
+        self.header_deadline = None  # the headers are in; the body has its own deadline (body_timeout)
         self._responded = False
         try:
             self._route(method)

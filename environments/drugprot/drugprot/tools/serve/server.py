@@ -14,7 +14,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from drugprot.core.errors import DrugprotError
-from drugprot.tools.serve.http_handler import BODY_TIMEOUT, MAX_BODY_BYTES, RecordedRequest
+from drugprot.tools.serve.http_handler import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES, RecordedRequest
 from drugprot.tools.serve.openai_routes import OpenAIHandler
 from drugprot.tools.serve.replies import Responder, fixed_responder
 
@@ -25,8 +25,62 @@ MAX_RECORDS = 10_000
 """How many requests :attr:`OpenAIServer.requests` keeps (the most recent ones)."""
 
 
+MAX_SECONDS = 86_400.0
+"""The longest delay or timeout accepted (a day): longer ones are a typo, and ``inf`` would fail every request."""
+
+MAX_PORT = 65_535
+
+
 class ServerSettingError(DrugprotError, ValueError):
-    """An :class:`OpenAIServer` limit that cannot work (a negative size, a timeout not above 0)."""
+    """An :class:`OpenAIServer` setting that cannot work (a port out of range, a negative size, a delay or timeout
+    that is negative, NaN or infinite). ``setting`` is its name (``body_timeout``), ``problem`` the rest of the
+    message (``must be ..., got inf``): the command line names the flag (``--body-timeout``) instead."""
+
+    def __init__(self, setting: str, problem: str) -> None:
+        self.setting, self.problem = setting, problem
+        super().__init__(f"{setting} {problem}")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _seconds(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= MAX_SECONDS
+
+
+def check_settings(
+    *,
+    port: object = 0,
+    delay: object = 0.0,
+    chunk_size: object = None,
+    chunk_delay: object = 0.0,
+    max_records: object = 0,
+    max_body_bytes: object = 0,
+    body_timeout: object = 1.0,
+    header_timeout: object = 1.0,
+) -> None:
+    """The rules of :class:`OpenAIServer`'s settings, the one place they are written: ``OpenAIServer`` applies them
+    when built, and the command lines before any work (their flags are the settings' names).
+
+    Raises:
+        ServerSettingError: the first setting that breaks its rule (a NaN fails every comparison, so it is refused).
+    """
+    if not (_whole(port) and 0 <= port <= MAX_PORT):  # type: ignore[operator]
+        raise ServerSettingError("port", f"must be a whole number from 0 (any free port) to {MAX_PORT}, got {port}")
+    for name, value in (("delay", delay), ("chunk_delay", chunk_delay)):
+        if not _seconds(value):
+            raise ServerSettingError(name, f"must be from 0 to {MAX_SECONDS:g} seconds, got {value}")
+    if chunk_size is not None and not (_whole(chunk_size) and chunk_size >= 1):  # type: ignore[operator]
+        raise ServerSettingError(
+            "chunk_size", f"must be at least 1 character, or 0 / None for the whole text in one delta, got {chunk_size}"
+        )
+    for name, value in (("max_records", max_records), ("max_body_bytes", max_body_bytes)):
+        if not (_whole(value) and value >= 0):  # type: ignore[operator]
+            raise ServerSettingError(name, f"must be >= 0, got {value}")
+    for name, value in (("body_timeout", body_timeout), ("header_timeout", header_timeout)):
+        if not (_seconds(value) and value > 0):  # type: ignore[operator]
+            raise ServerSettingError(name, f"must be above 0 and at most {MAX_SECONDS:g} seconds, got {value}")
 
 
 class ServerStateError(DrugprotError, RuntimeError):
@@ -59,8 +113,11 @@ class OpenAIServer:
     content and reasoning into deltas. With ``api_key`` set, other bearer tokens get 401.
 
     Limits: a body over ``max_body_bytes`` gets 413 unread; a body not received within ``body_timeout``
-    seconds of its headers gets 408; ``requests`` keeps the last ``max_records`` requests (``record=False``:
-    none), and ``request_count`` counts them all. Each of those errors closes the connection.
+    seconds of its headers gets 408 (each of those errors closes the connection); a connection silent for
+    ``header_timeout`` seconds while the server waits for a request (its first line and headers, or the next request
+    on a kept-alive connection) is closed, so a client that never finishes its headers holds a thread that long, not
+    forever. ``requests`` keeps the last ``max_records`` requests (``record=False``: none), and ``request_count``
+    counts them all. Every setting is checked by ``check_settings`` (``ServerSettingError``).
     """
 
     responder: Responder = field(default_factory=lambda: fixed_responder(""))
@@ -74,6 +131,7 @@ class OpenAIServer:
     max_records: int = MAX_RECORDS
     max_body_bytes: int = MAX_BODY_BYTES
     body_timeout: float = BODY_TIMEOUT
+    header_timeout: float = HEADER_TIMEOUT
     verbose: bool = False
     _httpd: HTTPServer | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
@@ -84,12 +142,16 @@ class OpenAIServer:
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_records < 0:
-            raise ServerSettingError(f"max_records must be >= 0, got {self.max_records}")
-        if self.max_body_bytes < 0:
-            raise ServerSettingError(f"max_body_bytes must be >= 0, got {self.max_body_bytes}")
-        if not self.body_timeout > 0:
-            raise ServerSettingError(f"body_timeout must be > 0 seconds, got {self.body_timeout}")
+        check_settings(
+            port=self.port,
+            delay=self.delay,
+            chunk_size=self.chunk_size,
+            chunk_delay=self.chunk_delay,
+            max_records=self.max_records,
+            max_body_bytes=self.max_body_bytes,
+            body_timeout=self.body_timeout,
+            header_timeout=self.header_timeout,
+        )
         self._requests = deque(maxlen=self.max_records)
 
     @property
