@@ -5,7 +5,7 @@ Each table sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in ``e
 
 - ``options``: ``drugprot.core.labels.RELATION_LABELS`` (letter, official name, description);
 - ``knobs``: ``drugprot.core.options.KNOBS`` (name, default, the stacks that take it, its help text: the same text
-  ``vf-eval --help`` shows for ``--env.taskset.<knob>``);
+  ``vf-eval --help`` shows for ``--env.taskset.<knob>``), with its type as ``load_environment`` annotates it;
 - ``metrics``: every reward and metric key a rollout records, in the order the environment records them
   (``drugprot.core.rewards.REWARD_NAMES``, ``answered``, ``drugprot.core.rewards.METRIC_NAMES``), with the default
   weight from ``DEFAULT_WEIGHTS`` and the meaning from ``MEANINGS`` below; ``tests/test_hub_tables.py`` checks that
@@ -22,6 +22,7 @@ Exit status: 0 done (or current), 1 stale (``--check``), 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 import sys
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from drugprot.core.labels import RELATION_LABELS
 from drugprot.core.options import KNOBS
 from drugprot.core.outputs import write_text_atomic
 from drugprot.core.rewards import DEFAULT_WEIGHTS, METRIC_NAMES, REWARD_NAMES
+from drugprot.envs.legacy import load_environment  # its import needs no verifiers
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "environments" / "drugprot" / "README.md"
@@ -65,13 +67,22 @@ def _tags_as_code(text: str) -> str:
     return re.sub(r"(?<!`)(<\w+>(?:/<\w+>)*)(?!`)", r"`\1`", text)
 
 
+def knob_types() -> dict[str, str]:
+    """Each knob's type as ``load_environment`` (which takes every knob) annotates it, ``X | None`` as ``X or None``."""
+    params = inspect.signature(load_environment).parameters
+    shown = {name: str(param.annotation).replace(" | ", " or ") for name, param in params.items()}
+    return {name: 'int or "all"' if kind == "Negatives" else kind for name, kind in shown.items()}
+
+
 def render_knobs() -> str:
-    """One row per knob: ``| `name` | `default` | stacks | help |`` in ``KNOBS`` order."""
+    """One row per knob, in ``KNOBS`` order: ``| `name` | type | `default` | stacks | help |``."""
+    types = knob_types()
     rows = [
-        f"| `{knob.name}` | `{knob.default}` | {', '.join(knob.stacks)} | {_tags_as_code(knob.help)} |"
+        f"| `{knob.name}` | {types[knob.name]} | `{knob.default}` | {', '.join(knob.stacks)} | "
+        f"{_tags_as_code(knob.help)} |"
         for knob in KNOBS
     ]
-    return "\n".join(["| Argument | Default | Stacks | Meaning |", "|---|---|---|---|", *rows]) + "\n"
+    return "\n".join(["| Arg | Type | Default | Stacks | Description |", "|---|---|---|---|---|", *rows]) + "\n"
 
 
 def render_metrics() -> str:
@@ -84,7 +95,7 @@ def render_metrics() -> str:
         reward = key in REWARD_NAMES
         weight = f"{DEFAULT_WEIGHTS.of(key):g} (`{key}_weight`)" if reward else "0 (never rewarded)"
         rows.append(f"| `{key}` | {'reward' if reward else 'metric'} | {weight} | {MEANINGS[key]} |")
-    return "\n".join(["| Key | Kind | Default weight | Meaning |", "|---|---|---|---|", *rows]) + "\n"
+    return "\n".join(["| Metric | Kind | Default weight | Meaning |", "|---|---|---|---|", *rows]) + "\n"
 
 
 RENDERERS = {"options": render_options, "knobs": render_knobs, "metrics": render_metrics}

@@ -24,18 +24,22 @@ def test_the_readme_tables_are_the_rendered_ones() -> None:
 
 def test_the_arguments_table_has_one_row_per_knob_in_order() -> None:
     rows = tables.render_knobs().splitlines()
-    assert rows[:2] == ["| Argument | Default | Stacks | Meaning |", "|---|---|---|---|"]
+    assert rows[:2] == ["| Arg | Type | Default | Stacks | Description |", "|---|---|---|---|---|"]
     assert [row.split(" | ")[0].removeprefix("| ") for row in rows[2:]] == [f"`{knob.name}`" for knob in KNOBS]
     assert rows[2] == (
-        "| `split` | `validation` | v1, v0 | the split to evaluate: `train` (3,500 abstracts) or `validation` (750) |"
+        "| `split` | str | `validation` | v1, v0 | "
+        "the split to evaluate: `train` (3,500 abstracts) or `validation` (750) |"
     )
-    assert rows[-1] == "| `train_split` | `train` | v0 | legacy only: the split of the env's training dataset |"
+    assert rows[-1] == "| `train_split` | str | `train` | v0 | legacy only: the split of the env's training dataset |"
+    assert '| `negatives` | int or "all" | `0` | v1, v0 |' in tables.render_knobs()
+    assert "| `fp_cost` | float or None | `None` | v1, v0 |" in tables.render_knobs()
     # a tag in a help text is shown as code, not swallowed as HTML
     assert "| mark the pair's two mentions with `<chemical>/<gene>` tags |" in tables.render_knobs()
 
 
 def test_the_metrics_table_lists_the_rewards_then_the_metrics() -> None:
-    rows = tables.render_metrics().splitlines()[2:]
+    header, rule, *rows = tables.render_metrics().splitlines()
+    assert (header, rule) == ("| Metric | Kind | Default weight | Meaning |", "|---|---|---|---|")
     assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == [f"`{k}`" for k in tables.RECORDED_KEYS]
     assert rows[0].startswith("| `accuracy` | reward | 0 (`accuracy_weight`) | ")
     assert rows[1].startswith("| `utility` | reward | 1 (`utility_weight`) | ")
