@@ -231,3 +231,13 @@ def test_a_recorded_cost_the_knob_refuses_is_read_as_unknown_and_the_run_is_repo
         "    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 1.000 with fn_cost 1 (the "
         "default: the run recorded no valid costs) (recipe: f1_target = 0.667)"
     ) in out
+
+
+def test_one_rollout_per_task_forecasts_no_tokens_but_gives_the_power() -> None:
+    report = summarize(sampled_run(1), resamples=100, seed=0)
+    f = report["forecast"]
+    assert (f["zero_advantage"]["unavailable"], f["tokens"], f["power"]["tasks"]) == (
+        "needs >= 2 rollouts per task",
+        None,
+        report["n_tasks"],
+    )

@@ -82,13 +82,15 @@ def forecast_summary(
     interval: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """The ``forecast`` of a report: per task its rollouts' ``(reward, prompt tokens, completion tokens)``, and the
-    run's micro-F1 interval over abstracts (``intervals["micro_f1"]``, or None)."""
+    run's micro-F1 interval over abstracts (``intervals["micro_f1"]``, or None). The tokens that teach only where the
+    zero-advantage share is known (groups of 2 or more rollouts, every reward recorded)."""
     ks = [len(g) for g in groups]
+    zero = zero_advantage([[r for r, _, _ in g] for g in groups])
     return {
         "group_size": min(ks) if ks and min(ks) == max(ks) else None,
         "rollouts_per_task": {"min": min(ks, default=0), "max": max(ks, default=0)},
-        "zero_advantage": zero_advantage([[r for r, _, _ in g] for g in groups]),
-        "tokens": teaching_tokens(groups),
+        "zero_advantage": zero,
+        "tokens": teaching_tokens(groups) if zero["share"] is not None else None,
         "power": power(interval, len(groups)),
     }
 
