@@ -179,9 +179,11 @@ def warm_start(data: Data) -> tuple[np.ndarray, float]:
     return w / tau, tau
 
 
-def step0_cost(corpus: Corpus, data: Data, costs: Costs, folds: int = 3) -> tuple[float, float]:
-    """(F, fp): the warm start's step-0 answers (most probable of 14) scored on out-of-fold decisions of the train
-    abstracts only, and the F1-calibrated ``fp_cost`` of that F."""
+def step0_cost(corpus: Corpus, data: Data, costs: Costs, folds: int = 3) -> tuple[float, float, float, float]:
+    """(F, fp, F*, fp*): the warm start's step-0 answers (most probable of 14) scored on out-of-fold decisions of the
+    train abstracts only, and the F1-calibrated ``fp_cost`` of that F; F*, the F1 of the best threshold on the most
+    probable type's probability over the same out-of-fold decisions (``decision.optimal_threshold``: the F1 the
+    policy reaches at its best threshold, what ``drugprot report`` estimates from vote shares), and its cost."""
     keep = [i for i, r in enumerate(corpus.rows) if r.candidate]
     pairs = decision.Pairs(
         [corpus.rows[i] for i in keep],
@@ -190,7 +192,8 @@ def step0_cost(corpus: Corpus, data: Data, costs: Costs, folds: int = 3) -> tupl
     )
     oof = decision.cross_fit(pairs, data.policy_class, data.train, data.split, folds, 1.0)
     f1 = decision.decisions_f1(oof, np.argmax(oof.probabilities, axis=1))
-    return f1, calibrated_fp(f1, costs.fn)
+    best = decision.optimal_threshold(oof)[1]
+    return f1, calibrated_fp(f1, costs.fn), best, calibrated_fp(best, costs.fn)
 
 
 def sample(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -107,6 +107,9 @@ def summarise(
             "step0_f1_held_out": spread(start),
             "fp_from_held_out_step0": spread([calibrated_fp(f) for f in start]),
         }
+        if cal and "fstar_train_folds" in cal[0]:
+            block["fstar_train_folds"] = spread([c["fstar_train_folds"] for c in cal])
+            block["fp_fstar"] = spread([c["fp_fstar"] for c in cal])
         adaptive = _by_split(runs, "pair-utility-adaptive", policy_class)
         fixed = _by_split(runs, "pair-utility-calibrated", policy_class)
         if adaptive and fixed:
@@ -137,9 +140,16 @@ def format_report(report: dict[str, Any]) -> str:
             f"  step-0 F1 on the train folds {show(block['step0_f1_train_folds'])} -> calibrated fp_cost "
             f"{show(block['fp_calibrated'])}; step-0 held-out F1 {show(block['step0_f1_held_out'])} -> fp "
             f"{show(block['fp_from_held_out_step0'])}",
-            f"  {'recipe':<26}{'F1 start':>32}{'F1 end, greedy':>32}{'F1 end, sampled':>32}"
-            f"{'end - ' + REFERENCE + ' (greedy)':>48}{'N/none end':>12}{'trainable':>11}",
         ]
+        if "fstar_train_folds" in block:
+            out.append(
+                f"  F* (best threshold's F1) on the train folds {show(block['fstar_train_folds'])} -> calibrated "
+                f"fp_cost {show(block['fp_fstar'])}"
+            )
+        out.append(
+            f"  {'recipe':<26}{'F1 start':>32}{'F1 end, greedy':>32}{'F1 end, sampled':>32}"
+            f"{'end - ' + REFERENCE + ' (greedy)':>48}{'N/none end':>12}{'trainable':>11}"
+        )
         for t in block["table"]:
             out.append(
                 f"  {t['recipe']:<26}{show(t['start_f1']):>32}{show(t['end_f1']):>32}{show(t['end_f1_sampled']):>32}"

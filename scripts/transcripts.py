@@ -12,10 +12,10 @@ A shown transcript sits between two markers in a Markdown file::
 ``BLOCKS`` names each block: the command it shows and which part of its output, or a ``Session``: several commands
 typed in one shell (local servers started in the background on free ports, ``vf-eval`` against them, then
 ``vf-replay``/``vf-gepa`` and ``drugprot report``), each shown as ``$ ...`` with the part of its output it selects.
-``--write`` runs every command once (in a temporary directory, the repository's ``environments/`` linked in, so
-relative paths read as from the repository root), normalises what changes from run to run (``normalise``: run
-hashes, ports, seconds, the package version, the repository's own path) and splices the result between the
-markers; ``--check`` does the same into memory and exits 1 naming every block that differs
+``--write`` runs every command once (in a temporary directory, the repository's ``environments/``, ``evidence/``
+and ``bench/`` linked in, so relative paths read as from the repository root), normalises what changes from run to
+run (``normalise``: run hashes, ports, seconds, the package version, the repository's own path) and splices the
+result between the markers; ``--check`` does the same into memory and exits 1 naming every block that differs
 (``tests/test_transcripts.py`` runs it). Blocks on the real 350-abstract sample (not shipped) run only when
 ``DRUGPROT_REAL_SAMPLE`` names it; otherwise they are left as they are and listed as skipped.
 
@@ -46,6 +46,8 @@ from drugprot.core.outputs import write_text_atomic
 ROOT = Path(__file__).resolve().parents[1]
 REAL_SAMPLE = "DRUGPROT_REAL_SAMPLE"
 """The environment variable naming the real 350-abstract training sample (never shipped; blocks on it need it)."""
+LINKED = ("environments", "evidence", "bench")
+"""The repository's folders a command's temporary directory links in (``python -m evidence.X`` imports bench)."""
 _START = re.compile(r"^<!-- transcript: (?P<name>[\w-]+) -->\n", re.M)
 _END = "<!-- /transcript -->"
 
@@ -192,6 +194,32 @@ REPLAY = Session(
         ),
     )
 )
+_SERVE_SAMPLING = Step(
+    "uv run drugprot serve --baseline lexical --temperature 0.3 --port 8000 --data-path $S --negatives all",
+    background=True,
+)
+PROBE = Session(
+    (
+        Step(_SAMPLE),
+        _SERVE_SAMPLING,
+        Step(
+            f"{_EVAL.replace('-n 10', '-n 40 -r 4')} --run.name probe-sample{_NEXT}{_DATA}", log_lines("INFO results:")
+        ),
+        Step("uv run drugprot report outputs/probe-sample", section("  calibration")),
+    )
+)
+FSTAR_SIM = Command(
+    "uv run python -m evidence.rl_sim --data-path FILE --out sim --jobs 2 --recipes pair-utility-all "
+    "pair-utility-calibrated pair-utility-fstar",
+    real_sample=True,
+)
+
+
+def sim_table(lines: list[str]) -> list[str]:
+    """``evidence.rl_sim``'s report without its CPU seconds and rollouts-to-target lines."""
+    return [line for line in lines if "rollouts to " not in line and not line.startswith("costs: ")]
+
+
 HUB_USER = Session(
     (
         Step(_SAMPLE),
@@ -238,6 +266,8 @@ BLOCKS: tuple[Block, ...] = (
     ),
     Block("calibration-real", "docs/reward.md", LEXICAL_ALL, section("  calibration")),
     Block("hub-user", "docs/index.md", HUB_USER, whole, prompt=False),
+    Block("probe", "docs/training/before-you-train.md", PROBE, whole, prompt=False),
+    Block("fstar-sim", "evidence/README.md", FSTAR_SIM, sim_table),
     Block("replay", "docs/evaluation/running.md", REPLAY, whole, prompt=False),
     Block("gepa", "docs/evaluation/running.md", GEPA, whole, prompt=False),
 )
@@ -281,7 +311,8 @@ def run_command(command: Command, real_sample: str | None) -> str:
         assert real_sample is not None
         argv = [real_sample if arg == "FILE" else arg for arg in argv]
     with tempfile.TemporaryDirectory(prefix="drugprot-transcripts-") as tmp:
-        (Path(tmp) / "environments").symlink_to(ROOT / "environments")
+        for linked in LINKED:
+            (Path(tmp) / linked).symlink_to(ROOT / linked)
         (Path(tmp) / "outputs").mkdir()
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
         done = subprocess.run(
@@ -331,7 +362,8 @@ def run_session(session: Session, real_sample: str | None) -> str:
     servers: list[subprocess.Popen[str]] = []
     ports: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="drugprot-transcripts-") as tmp:
-        (Path(tmp) / "environments").symlink_to(ROOT / "environments")
+        for linked in LINKED:
+            (Path(tmp) / linked).symlink_to(ROOT / linked)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
         env["NO_PROXY"] = ",".join(filter(None, [env.get("NO_PROXY", ""), "127.0.0.1", "localhost"]))
         try:

@@ -1332,3 +1332,9 @@ def test_prime_rl_replaces_the_source_list_of_an_overlay(rl_config: Any, tmp_pat
         "validation",
         False,
     )
+
+
+def test_the_reports_forecast_uses_the_recipes_batch_size() -> None:
+    from drugprot.evaluation.forecast import RECIPE_BATCH_SIZE
+
+    assert get(load_run(CONFIGS / "drugprot.toml"), "orchestrator.batch_size") == RECIPE_BATCH_SIZE

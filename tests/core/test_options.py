@@ -186,23 +186,28 @@ def test_f1_target_derives_fp_cost_where_the_threshold_is_half_the_f1(knobs: dic
         ),
         (
             {"f1_target": 0},
-            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got 0",
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got 0",
         ),
         (
             {"f1_target": 1.0},
-            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got 1.0",
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got 1.0",
         ),
         (
             {"f1_target": math.nan},
-            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got nan",
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got nan",
         ),
         (
             {"f1_target": True},
-            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got True",
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got True",
         ),
         (
             {"f1_target": "0.4"},
-            "f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got '0.4'",
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got '0.4'",
         ),
     ],
     ids=["with-fp-cost", "zero", "one", "nan", "bool", "string"],

@@ -34,13 +34,17 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
         "f1": pytest.approx(8 / 15, abs=1e-15),
         "f1_low": low,
         "f1_high": high,
+        "f_star": None,  # one rollout per task: F* is not estimated, the target is F
+        "target": "F",
+        "target_f1": pytest.approx(8 / 15, abs=1e-15),
         "threshold": pytest.approx(4 / 15, abs=1e-15),
         "fn_cost": 2.0,
         "fn_cost_recorded": True,
-        "formula": "fp_cost = F*(1+fn_cost)/(2-F)",
+        "formula": "fp_cost = F(1+fn_cost)/(2-F)",
         "fp_cost": pytest.approx(12 / 11, abs=1e-15),
         "fp_cost_low": fp_cost_for_f1(low, 2.0),
         "fp_cost_high": fp_cost_for_f1(high, 2.0),
+        "advice": {"knob": "f1_target", "value": "0.533", "why": None},
         "run_fp_cost": pytest.approx(float(Fraction(9, 17)), abs=1e-15),
         "run_threshold": pytest.approx(0.15, abs=1e-15),
     }
@@ -49,11 +53,13 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
     text = format_report(report).splitlines()
     assert "fp_cost from f1_target 0.3)" in next(line for line in text if line.startswith("  reward: "))
     i = text.index(
-        f"  calibration: micro-F1 F = 0.533 [{low:.3f}, {high:.3f}]; micro-F1 gains from stating a relation that is "
-        "right with p > F/2 = 0.267"
+        f"  calibration: micro-F1 F = 0.533 [{low:.3f}, {high:.3f}]; F* (the F1 at the best vote-share threshold) "
+        "needs >= 4 rollouts per task, and F understates it; micro-F1 gains from stating a relation that is right "
+        "with p > F/2 = 0.267"
     )
     assert text[i + 1] == (
-        f"    the utility's threshold is there at fp_cost = F*(1+fn_cost)/(2-F) = 1.091 [{got['fp_cost_low']:.3f}, "
+        f"    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 1.091 "
+        f"[{got['fp_cost_low']:.3f}, "
         f"{got['fp_cost_high']:.3f}] with fn_cost 2 (recipe: f1_target = 0.533); this run's fp_cost 0.529412 puts it "
         "at 0.150"
     )
@@ -94,7 +100,7 @@ def test_a_run_that_recorded_no_costs_is_calibrated_at_the_default_fn_cost() -> 
         None,
     )
     assert got["fp_cost"] == pytest.approx(fp_cost_for_f1(got["f1"], 1.0), abs=1e-15)
-    assert "with fn_cost 1 (the default: the run recorded no costs) (recipe" in format_report(summarize(older))
+    assert "with fn_cost 1 (the default: the run recorded no valid costs) (recipe" in format_report(summarize(older))
 
 
 def test_an_extraction_run_and_a_comparison_print_the_calibration() -> None:
@@ -103,11 +109,12 @@ def test_an_extraction_run_and_a_comparison_print_the_calibration() -> None:
     got = report["calibration"]
     assert (got["f1"], got["f1_low"], got["fp_cost_low"], got["fn_cost"]) == (report["micro_f1"], None, None, 1.0)
     assert got["fp_cost"] == pytest.approx(fp_cost_for_f1(report["micro_f1"]), abs=1e-15)
-    assert f"  calibration: micro-F1 F = {report['micro_f1']:.3f}; micro-F1" in format_extraction_report(report)
+    assert f"  calibration: micro-F1 F = {report['micro_f1']:.3f}; F* (the F1" in format_extraction_report(report)
     pair = [summarize(baseline_run(b, TaskOptions(**FIXTURE, negatives="all"))) for b in ("majority", "lexical")]
     lines = format_comparison(pair).splitlines()
     i = lines.index(
-        "Calibration (the fp_cost = F*(1+fn_cost)/(2-F) that puts the utility's threshold at micro-F1's F/2)"
+        "Calibration (the fp_cost = F(1+fn_cost)/(2-F) at F = F*, or the run's F, that puts the utility's threshold "
+        "at micro-F1's F*/2)"
     )
     assert lines[i + 1 : i + 3] == [
         "  [1] F 0.000, threshold 0.000: no fp_cost defined (F = 0)",

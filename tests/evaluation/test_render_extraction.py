@@ -69,10 +69,16 @@ Official DrugProt metric (13 types, every chemical-gene pair of each abstract, N
   majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)
   [low, high]: 95% percentile bootstrap over abstracts (all rollouts of an abstract together), 100 resamples of \
 the 2 abstracts, seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)
-  calibration: micro-F1 F = 0.545 [0.000, 0.600]; micro-F1 gains from stating a relation that is right with p > F/2 \
-= 0.273
-    the utility's threshold is there at fp_cost = F*(1+fn_cost)/(2-F) = 0.750 [0.000, 0.857] with fn_cost 1 (the \
-default: the run recorded no costs) (recipe: f1_target = 0.545)
+  calibration: micro-F1 F = 0.545 [0.000, 0.600]; F* = 0.667 [0.000, 0.800] at vote share >= 0.667 (3 rollouts per \
+task, coarse below 4); micro-F1 gains from stating a relation that is right with p > F*/2 = 0.333
+    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at F = F*: 1.000 [0.000, 1.333] with fn_cost 1 \
+(the default: the run recorded no valid costs) (recipe: f1_target = 0.667)
+  step-0 forecast (groups of 3 rollouts, the recorded rewards): 0 of 2 tasks (0.0%) earn equal rewards on every \
+rollout: zero advantage, dropped by prime-rl
+    tokens that teach: 960 of 960 prompt+completion tokens per rollout; 122,880 per step of 128 rollouts (the \
+recipe's batch_size)
+    power: SE of micro-F1 0.1531 over abstracts; two evals of 2 tasks detect ΔF1 0.606 with 80% power (5% \
+two-sided); ΔF1 0.02 needs 1,839
 
 {PER_CLASS}
 Answer quality

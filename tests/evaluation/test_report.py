@@ -58,6 +58,8 @@ def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixt
         "majority",
         "tokens",
         "setting",
+        "calibration",
+        "forecast",
     ):
         assert key in payload
     assert list(payload["per_class"]) == list(RELATION_NAMES)

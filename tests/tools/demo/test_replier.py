@@ -77,3 +77,39 @@ def test_extraction_questions_name_no_pair_and_are_not_served() -> None:
     with demo.sample_path() as path:
         replier = demo.lexical_replier(TaskOptions(data_path=str(path), mode="extraction"))
     assert len(replier) == 0
+
+
+def _label(reply: str) -> str:
+    return reply.rsplit("\\boxed{", 1)[1][0]
+
+
+def test_the_sampling_replier_draws_each_prompts_answers_alike_in_any_order() -> None:
+    """``drugprot serve --temperature``: the n-th request with a prompt draws from (seed, prompt, n), so the answers
+    a prompt gets are the same multiset whatever order the requests come in; the lexical answer is the likeliest."""
+    with demo.sample_path() as path:
+        options = demo.sample_options(path, negatives="all")
+        tasks = build_tasks(load_documents("validation", path), negatives="all")
+    prompts = [question_for(task, with_no_relation=True).prompt for task in tasks]
+    lexical = [_label(reply_text(predict("lexical", task, with_no_relation=True))) for task in tasks]
+    forward = demo.lexical_replier(options, temperature=0.3, seed=0)
+    backward = demo.lexical_replier(options, temperature=0.3, seed=0)
+    asked = [p for p in prompts for _ in range(8)]
+    got = [_label(forward.reply(p)) for p in asked]
+    back = [_label(backward.reply(p)) for p in reversed(asked)][::-1]
+    per_prompt = {p: sorted(got[i * 8 : i * 8 + 8]) for i, p in enumerate(prompts)}
+    assert per_prompt == {p: sorted(back[i * 8 : i * 8 + 8]) for i, p in enumerate(prompts)}
+    agree = sum(g == lex for g, lex in zip(got, [x for x in lexical for _ in range(8)], strict=True)) / len(got)
+    assert 0.55 < agree < 0.8  # e^(1/0.3) / (e^(1/0.3) + 13) = 0.68
+    assert any(len(set(answers)) > 1 for answers in per_prompt.values())
+    other = demo.lexical_replier(options, temperature=0.3, seed=1)
+    assert [_label(other.reply(p)) for p in asked] != got  # the seed changes the draws
+
+
+def test_a_tiny_temperature_answers_as_the_lexical_baseline() -> None:
+    with demo.sample_path() as path:
+        options = demo.sample_options(path, negatives="all")
+        tasks = build_tasks(load_documents("validation", path), negatives="all")
+    replier = demo.lexical_replier(options, temperature=1e-6, seed=0)
+    for task in tasks:
+        lexical = _label(reply_text(predict("lexical", task, with_no_relation=True)))
+        assert _label(replier.reply(question_for(task, with_no_relation=True).prompt)) == lexical

@@ -19,8 +19,16 @@ from tests.fixtures import FIXTURE_JSONL
 def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["serve", "--negatives", "all"]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "drugprot serve: error: --data-path and --negatives choose the questions of --baseline; add --baseline lexical"
+        "drugprot serve: error: --data-path, --negatives, --temperature and --seed set the answers of --baseline; add "
+        "--baseline lexical"
     ]
+    assert cli_main(["serve", "--temperature", "0.5"]) == 2
+    assert "add --baseline lexical" in capsys.readouterr().err
+    for bad in ("-1", "nan", "101"):
+        assert cli_main(["serve", "--baseline", "lexical", "--temperature", bad]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"drugprot serve: error: --temperature must be a number from 0 to 100, got {float(bad)}"
+        ]
     missing = "no-such-file.jsonl"
     assert cli_main(["serve", "--baseline", "lexical", "--data-path", missing]) == 2
     (line,) = capsys.readouterr().err.splitlines()

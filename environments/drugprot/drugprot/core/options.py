@@ -259,8 +259,8 @@ def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | No
         return DEFAULT_FP_COST if fp_cost is None else fp_cost
     if not _is_number(f1_target) or not 0 < f1_target < 1:  # NaN fails the comparison
         raise DrugprotConfigError(
-            f"f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got "
-            f"{f1_target!r}",
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            f"calibration line), got {f1_target!r}",
             knob="f1_target",
         )
     try:

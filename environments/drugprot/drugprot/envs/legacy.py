@@ -335,8 +335,9 @@ def load_environment(
         reward: ``"utility"`` (TP 1, FP -fp_cost, FN -fn_cost) or ``"accuracy"``: presets the weights.
         fp_cost: what the ``utility`` reward charges a false positive; unset: 0.5, or derived from ``f1_target``.
         fn_cost: what the ``utility`` reward charges a false negative.
-        f1_target: the micro-F1 F (in (0, 1)) the model reaches, e.g. at a step-0 eval: sets ``fp_cost`` to
-            F·(1+fn_cost)/(2−F), where the utility's threshold is micro-F1's F/2; not with ``fp_cost``.
+        f1_target: F* (in (0, 1)), the micro-F1 the model reaches at its best threshold (the report's calibration
+            line on a multi-rollout probe): sets ``fp_cost`` to F·(1+fn_cost)/(2−F), where the utility's threshold is
+            micro-F1's F*/2; not with ``fp_cost``.
         accuracy_weight: weight of the ``accuracy`` reward; unset: the ``reward`` preset's (0 or 1).
         utility_weight: weight of the ``utility`` reward; unset: the ``reward`` preset's (1 or 0).
         format_weight: weight of the ``format`` reward; unset: the ``reward`` preset's (0.1).

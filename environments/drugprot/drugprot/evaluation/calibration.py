@@ -1,13 +1,19 @@
 """The report's calibration line: the utility's ``fp_cost`` for the operating point a run measured.
 
-micro-F1 ``F`` is maximised by stating a relation whose probability of being right exceeds ``F / 2`` (Lipton,
-Elkan and Narayanaswamy 2014); the utility ``TP - fp·FP - fn·FN`` states it above ``fp / (1 + fp + fn)``
-(``drugprot.core.rewards.Costs.threshold``). The two agree at ``fp = F·(1 + fn) / (2 − F)``
-(``drugprot.core.rewards.fp_cost_for_f1``), so a run's official micro-F1, measured where the official metric is
-(NO-RELATION candidates or extraction mode; a positive-only run's F1 is another quantity), gives the cost a recipe
-sets (the ``f1_target`` knob). The interval of that cost is the bootstrap interval of ``F`` over abstracts mapped
-through the formula: it increases with ``F``, so the ends of the cost's interval are those of the same resamples.
-A micro-F1 of 0 defines no cost (the threshold would be 0: no charge for a false positive).
+micro-F1 is maximised by stating a relation whose probability of being right exceeds ``F*/2``, ``F*`` the F1 the
+model reaches at its best threshold (Lipton, Elkan and Narayanaswamy 2014); the utility ``TP - fp·FP - fn·FN``
+states it above ``fp / (1 + fp + fn)`` (``drugprot.core.rewards.Costs.threshold``). The two agree at
+``fp = F·(1 + fn) / (2 − F)`` at ``F = F*`` (``drugprot.core.rewards.fp_cost_for_f1``). A run with several rollouts per
+task estimates ``F*`` from its vote shares (``drugprot.evaluation.fstar``; each mode builds its cells), and the
+line recommends ``f1_target = F*``; the run's own micro-F1 ``F`` (every rollout one prediction) understates it, and
+with one rollout per task the line says so and falls back to ``F``. Measured where the official metric is
+(NO-RELATION candidates or extraction mode; a positive-only run's F1 is another quantity). The interval of the cost
+is the bootstrap interval of the target over abstracts mapped through the formula (it increases with ``F``).
+A target of 0 defines no cost (the threshold would be 0: no charge for a false positive).
+
+The recommendation is a value the knobs accept, as printed (issue 43): ``f1_target`` strictly between 0 and 1,
+printed with the digits that keep it so (three decimals, more below 0.001), and deriving an ``fp_cost`` within
+``MAX_COST``; where no such target exists the line recommends ``fp_cost`` itself or says why none.
 """
 
 from __future__ import annotations
@@ -16,41 +22,87 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drugprot.core.rewards import DEFAULT_FN_COST, Costs, fp_cost_for_f1
+from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, Costs, fp_cost_for_f1
+from drugprot.evaluation.fstar import MIN_ROLLOUTS, Abstract, f_star
 from drugprot.evaluation.records import ExtractionRollout, Rollout
 
-FORMULA = "F*(1+fn_cost)/(2-F)"
+FORMULA = "F(1+fn_cost)/(2-F)"
 
 
 def _recorded_costs(rollouts: Sequence[Rollout | ExtractionRollout]) -> tuple[float, float] | None:
-    """The costs most of the run's rollouts recorded (all of them, in any run made by one config), or None."""
+    """The costs most of the run's rollouts recorded (all of them, in any run made by one config), or None. The
+    reader keeps only costs the knobs accept (``decode.rollout_costs``), so every figure below is defined."""
     recorded = Counter(r.costs for r in rollouts if r.costs is not None)
     return recorded.most_common(1)[0][0] if recorded else None
 
 
+def shown_target(f1: float) -> str:
+    """``f1`` as the line prints it: three decimals, or three significant digits below 0.001 (0.0004 is not 0)."""
+    return f"{f1:.3f}" if f1 >= 0.001 else f"{f1:.3g}"
+
+
+def advice(target: float, fn: float) -> dict[str, Any]:
+    """What the line recommends for ``target`` at ``fn``: ``{"knob": "f1_target" | "fp_cost" | None, "value": the
+    printed text, "why": why no f1_target}``. The printed value is one the knobs accept (issue 43): ``f1_target`` in
+    (0, 1) as printed (``shown_target``) deriving an ``fp_cost`` of at most ``MAX_COST``; else (a target that prints
+    as 1) ``fp_cost`` itself when it is at most ``MAX_COST``; else nothing, saying why. ``target`` > 0."""
+    text = shown_target(target)
+    value = float(text)
+    if 0 < value < 1 and fp_cost_for_f1(value, fn) <= MAX_COST:
+        return {"knob": "f1_target", "value": text, "why": None}
+    why = f"f1_target takes 0 < F < 1, and F = {text}"
+    cost = fp_cost_for_f1(target, fn)
+    if cost <= MAX_COST:
+        return {"knob": "fp_cost", "value": f"{cost:.3f}", "why": why}
+    return {
+        "knob": None,
+        "value": None,
+        "why": f"{why}, and fp_cost {cost:g} is above the maximum {MAX_COST:g} at fn_cost {fn:g}: lower fn_cost",
+    }
+
+
 def calibration_summary(
-    f1: float, intervals: Mapping[str, Any] | None, rollouts: Sequence[Rollout | ExtractionRollout]
+    f1: float,
+    intervals: Mapping[str, Any] | None,
+    rollouts: Sequence[Rollout | ExtractionRollout],
+    *,
+    abstracts: Mapping[str, Abstract] | None = None,
+    rollouts_per_task: int = 1,
+    resamples: int = 0,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """The ``calibration`` of a report: the run's micro-F1 ``f1`` (rollouts pooled) with its interval (from the
-    report's ``intervals``, when it has them), the threshold ``F / 2``, and the ``fp_cost`` that puts the utility's
-    threshold there at the run's recorded ``fn_cost`` (the default when the run recorded none), with the cost the
-    run itself used. ``fp_cost`` and its interval are None when ``F`` is 0."""
+    report's ``intervals``, when it has them); ``f_star`` from the mode's vote-share cells ``abstracts`` (None with
+    fewer than 2 rollouts per task, or without cells); the ``target`` (F* when estimated, else F), the threshold
+    ``target / 2``, and the ``fp_cost`` that puts the utility's threshold there at the run's recorded ``fn_cost``
+    (the default when the run recorded none), with the cost the run itself used and the ``advice`` (a value the
+    knobs accept). ``fp_cost`` and its interval are None when the target is 0."""
     run_costs = _recorded_costs(rollouts)
     fn = run_costs[1] if run_costs is not None else DEFAULT_FN_COST
     bounds = intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
     low, high = (bounds["low"], bounds["high"]) if bounds is not None else (None, None)
-    defined = f1 > 0
+    star = (
+        f_star(abstracts, rollouts_per_task=rollouts_per_task, resamples=resamples, seed=seed)
+        if abstracts is not None and rollouts_per_task >= 2
+        else None
+    )
+    target, t_low, t_high = (star["f1"], star["low"], star["high"]) if star is not None else (f1, low, high)
+    defined = target > 0
     return {
         "f1": f1,
         "f1_low": low,
         "f1_high": high,
-        "threshold": f1 / 2,
+        "f_star": star,
+        "target": "F*" if star is not None else "F",
+        "target_f1": target,
+        "threshold": target / 2,
         "fn_cost": fn,
         "fn_cost_recorded": run_costs is not None,
         "formula": f"fp_cost = {FORMULA}",
-        "fp_cost": fp_cost_for_f1(f1, fn) if defined else None,
-        "fp_cost_low": fp_cost_for_f1(low, fn) if defined and low is not None else None,
-        "fp_cost_high": fp_cost_for_f1(high, fn) if defined and high is not None else None,
+        "fp_cost": fp_cost_for_f1(target, fn) if defined else None,
+        "fp_cost_low": fp_cost_for_f1(t_low, fn) if defined and t_low is not None else None,
+        "fp_cost_high": fp_cost_for_f1(t_high, fn) if defined and t_high is not None else None,
+        "advice": advice(target, fn) if defined else None,
         "run_fp_cost": run_costs[0] if run_costs is not None else None,
         "run_threshold": Costs(*run_costs).threshold if run_costs is not None else None,
     }
@@ -60,21 +112,46 @@ def _bracket(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
 
 
+def _star_text(c: Mapping[str, Any]) -> str:
+    """The F* clause of the head line, or the note that F* needs more rollouts."""
+    star = c["f_star"]
+    if star is None:
+        return (
+            f"; F* (the F1 at the best vote-share threshold) needs >= {MIN_ROLLOUTS} rollouts per task, and F "
+            "understates it"
+        )
+    at = "" if star["threshold"] is None else f" at vote share >= {star['threshold']:.3f}"
+    coarse = "" if star["resolved"] else f", coarse below {MIN_ROLLOUTS}"
+    return (
+        f"; F* = {star['f1']:.3f}{_bracket(star['low'], star['high'])}{at} "
+        f"({star['rollouts_per_task']} rollouts per task{coarse})"
+    )
+
+
+def _recipe(a: Mapping[str, Any]) -> str:
+    if a["knob"] is None:
+        return f"(no recipe value: {a['why']})"
+    if a["knob"] == "fp_cost":
+        return f"(recipe: fp_cost = {a['value']}; {a['why']})"
+    return f"(recipe: f1_target = {a['value']})"
+
+
 def calibration_lines(calibration: Mapping[str, Any] | None) -> list[str]:
     """The report's calibration lines (none for a run without a ``calibration``: positive-only)."""
     if calibration is None:
         return []
     c = calibration
-    fn = f"{c['fn_cost']:g}" + ("" if c["fn_cost_recorded"] else " (the default: the run recorded no costs)")
+    fn = f"{c['fn_cost']:g}" + ("" if c["fn_cost_recorded"] else " (the default: the run recorded no valid costs)")
+    name = c["target"]
     head = (
-        f"  calibration: micro-F1 F = {c['f1']:.3f}{_bracket(c['f1_low'], c['f1_high'])}; micro-F1 gains from "
-        f"stating a relation that is right with p > F/2 = {c['threshold']:.3f}"
+        f"  calibration: micro-F1 F = {c['f1']:.3f}{_bracket(c['f1_low'], c['f1_high'])}{_star_text(c)}; micro-F1 "
+        f"gains from stating a relation that is right with p > {name}/2 = {c['threshold']:.3f}"
     )
     if c["fp_cost"] is None:
         return [
             head,
-            "    F = 0: no fp_cost is defined (a threshold of 0 charges nothing for a false positive); calibrate on "
-            "a run that finds some relations",
+            f"    {name} = 0: no fp_cost is defined (a threshold of 0 charges nothing for a false positive); "
+            "calibrate on a run that finds some relations",
         ]
     run = (
         ""
@@ -83,9 +160,9 @@ def calibration_lines(calibration: Mapping[str, Any] | None) -> list[str]:
     )
     return [
         head,
-        f"    the utility's threshold is there at {c['formula']} = {c['fp_cost']:.3f}"
-        f"{_bracket(c['fp_cost_low'], c['fp_cost_high'])} with fn_cost {fn} (recipe: f1_target = {c['f1']:.3f})"
-        f"{run}",
+        f"    the utility's threshold is there at {c['formula']}"
+        f"{' at F = F*' if name == 'F*' else ' at the run F'}: {c['fp_cost']:.3f}"
+        f"{_bracket(c['fp_cost_low'], c['fp_cost_high'])} with fn_cost {fn} {_recipe(c['advice'])}{run}",
     ]
 
 
@@ -97,13 +174,19 @@ def comparison_calibration_lines(cols: Sequence[str], reports: Sequence[Mapping[
         if c is None:
             continue
         if not out:
-            out += ["", f"Calibration (the fp_cost = {FORMULA} that puts the utility's threshold at micro-F1's F/2)"]
+            out += [
+                "",
+                f"Calibration (the fp_cost = {FORMULA} at F = F*, or the run's F, that puts the utility's threshold "
+                "at micro-F1's F*/2)",
+            ]
         cost = (
-            "no fp_cost defined (F = 0)"
+            f"no fp_cost defined ({c['target']} = 0)"
             if c["fp_cost"] is None
             else f"fp_cost {c['fp_cost']:.3f}{_bracket(c['fp_cost_low'], c['fp_cost_high'])} at fn_cost "
             f"{c['fn_cost']:g}" + ("" if c["fn_cost_recorded"] else " (default)")
         )
         f1 = f"F {c['f1']:.3f}{_bracket(c['f1_low'], c['f1_high'])}"
+        if c["f_star"] is not None:
+            f1 += f", F* {c['f_star']['f1']:.3f}{_bracket(c['f_star']['low'], c['f_star']['high'])}"
         out.append(f"  {col} {f1}, threshold {c['threshold']:.3f}: {cost}")
     return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from drugprot.core.errors import DrugprotConfigError
+from drugprot.core.rewards import check_reward_knob
 from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import from_info as versions_from_info
@@ -95,16 +97,21 @@ def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int, int | None] 
 
 def rollout_costs(info: dict[str, Any] | None) -> tuple[float, float] | None:
     """The utility's ``(fp_cost, fn_cost)`` in the rollout's ``info["drugprot"]["versions"]["reward"]``
-    (``Reward.record``), or None when it recorded none or not two finite costs >= 0 (best effort)."""
+    (``Reward.record``), or None (unknown) when it recorded none or a cost the knobs refuse: the reader applies the
+    knob's own check (``check_reward_knob``: a real number from 0 to ``MAX_COST``), so the report, which derives
+    figures from these costs, never meets one it cannot use (fn_cost 5000 or fp_cost 1e308 read as unknown)."""
     record = info.get(INFO_KEY) if info is not None else None
     versions = record.get(VERSIONS_KEY) if isinstance(record, dict) else None
     reward = versions.get("reward") if isinstance(versions, dict) else None
-    costs = (reward.get("fp_cost"), reward.get("fn_cost")) if isinstance(reward, dict) else ()
-    if len(costs) != 2 or not all(
-        isinstance(c, int | float) and not isinstance(c, bool) and math.isfinite(c) and c >= 0 for c in costs
-    ):
+    if not isinstance(reward, dict):
         return None
-    return (float(costs[0]), float(costs[1]))  # type: ignore[arg-type]
+    try:
+        return (
+            check_reward_knob("fp_cost", reward.get("fp_cost")),
+            check_reward_knob("fn_cost", reward.get("fn_cost")),
+        )
+    except DrugprotConfigError:
+        return None
 
 
 def rollout_versions(info: dict[str, Any] | None) -> Versions | None:

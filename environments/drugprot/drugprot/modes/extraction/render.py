@@ -7,6 +7,7 @@ from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation.calibration import calibration_lines, comparison_calibration_lines
+from drugprot.evaluation.forecast import forecast_lines
 from drugprot.evaluation.records import version_lines
 from drugprot.evaluation.render import (
     ceiling_line,
@@ -101,6 +102,7 @@ def format_extraction_report(report: Mapping[str, Any]) -> str:
         "  majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)",
         *format_intervals_note(intervals),
         *calibration_lines(report.get("calibration")),
+        *forecast_lines(report.get("forecast")),
         "",
         *per_class_lines(list(report["per_class"].items())),
     ]

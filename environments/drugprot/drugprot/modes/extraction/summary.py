@@ -30,6 +30,8 @@ from drugprot.core.extraction import NO_BLOCK
 from drugprot.core.metrics import RelationRow, Scores, score_relations
 from drugprot.core.parsing import REASONING_INCOMPLETE
 from drugprot.evaluation.calibration import calibration_summary
+from drugprot.evaluation.forecast import forecast_summary
+from drugprot.evaluation.fstar import Abstract, shares
 from drugprot.evaluation.records import ExtractionRollout, ReportError, Run, RunConfig, Triple
 from drugprot.evaluation.stats import DEFAULT_SEED, count_row
 from drugprot.evaluation.summary import (
@@ -112,6 +114,24 @@ def task_counts(rollouts: Sequence[ExtractionRollout]) -> tuple[list[str], Any]:
         count_row(len(group), sum(r.answer.accuracy for r in group), pooled_scores(group)) for group in groups.values()
     ]
     return list(groups), np.array(rows)
+
+
+def vote_cells(rollouts: Sequence[ExtractionRollout]) -> dict[str, Abstract]:
+    """Per abstract, the F* cells (``drugprot.evaluation.fstar``): each triple some rollout listed, with the share of
+    the abstract's rollouts listing it, and the abstract's gold triples."""
+    out = {}
+    for pmid, group in group_by_abstract(rollouts).items():
+        gold = group[0].gold.relations
+        votes = Counter(triple for r in group for triple in set(r.answer.relations))
+        out[pmid] = Abstract(tuple((s, t in gold) for t, s in shares(votes, len(group)).items()), len(gold))
+    return out
+
+
+def forecast_of(rollouts: Sequence[ExtractionRollout], intervals: dict[str, Any] | None) -> dict[str, Any]:
+    """The report's ``forecast`` (``drugprot.evaluation.forecast``): each abstract's rollouts' reward and tokens."""
+    groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in group_by_abstract(rollouts).values()]
+    bounds = intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
+    return forecast_summary(groups, bounds)
 
 
 ROLLOUTS_TOGETHER = "all rollouts of an abstract together"
@@ -215,7 +235,16 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
         "intervals": intervals,
-        "calibration": calibration_summary(pooled.f1, intervals, rollouts),
+        "calibration": calibration_summary(
+            pooled.f1,
+            intervals,
+            rollouts,
+            abstracts=vote_cells(rollouts),
+            rollouts_per_task=min(ks),
+            resamples=resamples,
+            seed=seed,
+        ),
+        "forecast": forecast_of(rollouts, intervals),
         "ceiling": ceiling_summary(rollouts, None),
         "per_class": class_dict(pooled),
         "quality": quality(rollouts),

@@ -8,6 +8,7 @@ from typing import Any
 
 from drugprot.core.labels import RELATION_NAMES, letter_of
 from drugprot.evaluation.calibration import calibration_lines, comparison_calibration_lines
+from drugprot.evaluation.forecast import forecast_lines
 from drugprot.evaluation.records import INVALID, version_lines
 from drugprot.evaluation.render import (
     ceiling_line,
@@ -93,6 +94,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         *official_metric_lines(report, majority_row="micro, majority per task"),
         *format_intervals_note(intervals),
         *calibration_lines(report.get("calibration")),
+        *forecast_lines(report.get("forecast")),
         "",
     ]
     rows = list(report["per_class"].items())

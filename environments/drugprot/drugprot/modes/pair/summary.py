@@ -15,6 +15,8 @@ from drugprot.core.metrics import RelationRow, Scores, confusion_matrix, prf, sc
 from drugprot.evaluation import summary as shared
 from drugprot.evaluation.calibration import calibration_summary
 from drugprot.evaluation.comparability import verdict
+from drugprot.evaluation.forecast import forecast_summary
+from drugprot.evaluation.fstar import Abstract, shares
 from drugprot.evaluation.records import INVALID, ReportError, Rollout, Run, RunConfig
 from drugprot.evaluation.stats import DEFAULT_SEED, Bootstrap, count_row
 from drugprot.evaluation.summary import (
@@ -96,6 +98,31 @@ def task_counts(rollouts: Sequence[Rollout]) -> tuple[list[tuple[str, str, str]]
     groups = dict(sorted(group_by_task(rollouts).items()))
     rows = [count_row(len(group), sum(r.correct for r in group), pooled_scores(group)) for group in groups.values()]
     return list(groups), np.array(rows)
+
+
+def vote_cells(rollouts: Sequence[Rollout]) -> dict[str, Abstract]:
+    """Per abstract, the F* cells of its pairs (``drugprot.evaluation.fstar``): each (pair, type) some rollout of the
+    pair stated, with the share of the pair's rollouts stating it, and the pair's gold types; N is never a cell."""
+    stated: dict[str, list[tuple[float, bool]]] = {}
+    gold: Counter[str] = Counter()
+    for (pmid, _, _), group in group_by_task(rollouts).items():
+        types = set(group[0].labels) - {NO_RELATION.name}
+        votes = Counter(r.label for r in group if r.label is not None and r.label != NO_RELATION.name)
+        stated.setdefault(pmid, []).extend(
+            (share, label in types) for label, share in shares(votes, len(group)).items()
+        )
+        gold[pmid] += len(types)
+    return {pmid: Abstract(tuple(cells), gold[pmid]) for pmid, cells in stated.items()}
+
+
+def forecast_of(rollouts: Sequence[Rollout], intervals: dict[str, Any] | None) -> dict[str, Any]:
+    """The report's ``forecast`` (``drugprot.evaluation.forecast``): each pair's rollouts' reward and tokens."""
+    groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in group_by_task(rollouts).values()]
+    return forecast_summary(groups, _micro_f1_interval(intervals))
+
+
+def _micro_f1_interval(intervals: dict[str, Any] | None) -> dict[str, Any] | None:
+    return intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
 
 
 PAIRS_TOGETHER = "all pairs and rollouts of an abstract together"
@@ -221,7 +248,18 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
         "mean_reward": bounded_mean(rewards) if rewards else None,
         **official_fields(pooled, voted),
         "intervals": intervals,
-        "calibration": calibration_summary(pooled.f1, intervals, rollouts) if negatives else None,
+        "calibration": calibration_summary(
+            pooled.f1,
+            intervals,
+            rollouts,
+            abstracts=vote_cells(rollouts),
+            rollouts_per_task=min(ks),
+            resamples=resamples,
+            seed=seed,
+        )
+        if negatives
+        else None,
+        "forecast": forecast_of(rollouts, intervals),
         "ceiling": ceiling,
         "per_class": class_dict(pooled),
         "no_relation": _no_relation_scores(rollouts),

@@ -19,6 +19,8 @@ from drugprot.tools.serve.cli import flag_error, serve_until_interrupted, server
 from drugprot.tools.serve.replies import Responder
 from drugprot.tools.serve.server import ServerSettingError, check_settings
 
+MAX_TEMPERATURE = 100.0
+"""The largest ``--temperature`` (the lexical answer's weight ``e^(1/T)`` is then 1.01: nearly uniform)."""
 BASELINE_MODEL = "drugprot-lexical-baseline"
 """The model id ``--baseline lexical`` lists by default (the demo's)."""
 
@@ -35,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-path", default=None, help="with --baseline: the eval's data file (default: the hub)")
     parser.add_argument("--split", choices=("train", "validation"), default="validation", help="with --baseline")
     parser.add_argument("--negatives", default="0", help="with --baseline: the eval's negatives (default 0)")
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="with --baseline: draw each answer at this temperature (the lexical answer scores 1, every other "
+        "option 0; 0 = always the lexical answer), so a -r 4 run has vote shares to read",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="with --temperature: the draws' seed")
 
 
 def baseline_responder(args: argparse.Namespace) -> Responder:
@@ -46,7 +56,7 @@ def baseline_responder(args: argparse.Namespace) -> Responder:
     from drugprot.tools.demo.replier import lexical_replier  # the demo's "model" (imports the data layer)
 
     options = TaskOptions(split=args.split, data_path=args.data_path, negatives=args.negatives)
-    return lexical_replier(options)
+    return lexical_replier(options, temperature=args.temperature, seed=args.seed)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,9 +68,17 @@ def run(args: argparse.Namespace) -> int:
         print(error_line("serve", flag_error(exc)), file=sys.stderr)
         return EXIT_ERROR
     try:
-        if args.baseline is None and (args.data_path is not None or args.negatives != "0"):
+        if not (0 <= args.temperature <= MAX_TEMPERATURE):  # NaN fails the comparison
             raise DrugprotConfigError(
-                "--data-path and --negatives choose the questions of --baseline; add --baseline lexical",
+                f"--temperature must be a number from 0 to {MAX_TEMPERATURE:g}, got {args.temperature}",
+                knob="temperature",
+            )
+        if args.baseline is None and (
+            args.data_path is not None or args.negatives != "0" or args.temperature != 0 or args.seed != 0
+        ):
+            raise DrugprotConfigError(
+                "--data-path, --negatives, --temperature and --seed set the answers of --baseline; add --baseline "
+                "lexical",
                 knob="baseline",
             )
         responder = baseline_responder(args) if args.baseline else None
