@@ -136,12 +136,12 @@ def test_an_unknown_reward_is_refused_on_both_stacks() -> None:
 
 
 def test_f1_target_sets_the_cost_the_tasks_carry() -> None:
-    """``f1_target`` 0.3 derives ``fp_cost`` 0.6/1.7 for the reward and every task's data; the ``fp_cost`` field
-    stays unset (the two are exclusive, so the validated config validates again), and without a target it reads
-    the cost in effect."""
+    """``f1_target`` 0.3 derives ``fp_cost`` 0.6/1.7 = 0.3529, on the reward grid 23/64, for the reward and every
+    task's data; the ``fp_cost`` field stays unset (the two are exclusive, so the validated config validates
+    again), and without a target it reads the cost in effect."""
     config = DrugprotConfig(id="drugprot", f1_target=0.3)
     assert (config.fp_cost, config.f1_target) == (None, 0.3)
-    assert config.options().fp_cost == pytest.approx(0.6 / 1.7, abs=1e-15)
+    assert config.options().fp_cost == config.task.fp_cost == 23 / 64
     assert config.options().make_reward().record()["f1_target"] == 0.3
     assert DrugprotConfig.model_validate(config.model_dump()).options() == config.options()
     assert DrugprotConfig(id="drugprot").fp_cost == 0.5

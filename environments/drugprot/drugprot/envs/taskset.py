@@ -36,6 +36,7 @@ from drugprot.core.rewards import (
     REWARD_NAMES,
     Costs,
     Weights,
+    accuracy_term,
     check_reward_knob,
     recorded_metrics,
     utility,
@@ -156,7 +157,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
 
     @vf.reward(weight=DEFAULT_WEIGHTS.accuracy)
     async def accuracy(self, trace: vf.Trace) -> float:
-        return self._score(trace).accuracy
+        return accuracy_term(self._score(trace))
 
     @vf.reward(weight=DEFAULT_WEIGHTS.utility)
     async def utility(self, trace: vf.Trace) -> float:
@@ -220,6 +221,8 @@ def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> t
         knob, value = weight_knob(reward), weights.of(reward)
         entry = rewards.get(reward)
         entry_weight = entry.weight if entry is not None else None
+        if entry_weight is not None:  # on the reward grid, as the knob is
+            entry_weight = check_reward_knob(knob, entry_weight)
         if knob in explicit and entry_weight is not None and entry_weight != value:
             raise DrugprotConfigError(
                 f"{knob} = {value} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
@@ -227,8 +230,11 @@ def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> t
                 knob=knob,
             )
         effective[reward] = value if knob in explicit or entry_weight is None else entry_weight
-        rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": effective[reward]})
-    return task.model_copy(update={"rewards": rewards}), Weights(**effective)
+    on_grid = Weights(**effective)  # an entry's own weight is checked and put on the reward grid like a knob's
+    for reward in REWARD_NAMES:
+        entry = rewards.get(reward) or vf.RewardFunctionConfig()
+        rewards[reward] = entry.model_copy(update={"weight": on_grid.of(reward)})
+    return task.model_copy(update={"rewards": rewards}), on_grid
 
 
 _KNOBS: Final = {knob.name: knob for knob in KNOBS}
