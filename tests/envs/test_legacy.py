@@ -367,9 +367,9 @@ def test_rubric_functions_and_weights() -> None:
     assert ours.weights == [0.0, 1.0, 0.125, *metrics]  # the default reward: utility + 1/8 x format
     assert all(w == 0.0 for r in env.rubric.rubrics[1:] for w in r.weights)  # the monitor adds no reward
     custom = load_environment(data_path=str(FIXTURE_JSONL), accuracy_weight=0.7, format_weight=0.3)
-    assert custom.rubric.rubrics[0].weights == [0.7, 1.0, 0.3, *metrics]
+    assert custom.rubric.rubrics[0].weights == [45 / 64, 1.0, 19 / 64, *metrics]  # 0.7 and 0.3 on the 1/64 grid
     seed = load_environment(data_path=str(FIXTURE_JSONL), reward="accuracy")
-    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.1, *metrics]
+    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.125, *metrics]
 
 
 def _message(content: str | None, reasoning: str | None) -> Any:
@@ -436,7 +436,7 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
               "versions": FILE_VERSIONS}  # fmt: skip
     # GOLD has two types: one named is 1 TP + 1 FN (0), a wrong one 1 FP + 2 FN (-2.5), none 2 FN (-2)
     utility = 0.0 if accuracy else -2.5 if letter is not None else -2.0
-    assert output["reward"] == trace.reward == pytest.approx(utility + fmt * 0.1)  # the default reward
+    assert output["reward"] == trace.reward == utility + fmt * 0.125  # the default reward, exactly
     assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
         trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
         trace.metrics["answered"]
@@ -512,7 +512,7 @@ def test_no_relation_option(env_with_negatives: Any, content: str, letter: str, 
     assert env_with_negatives.parser.parse_answer([{"role": "assistant", "content": content}]) == letter
     assert (output["info"]["drugprot"]["letter"], output["accuracy"], output["format"]) == (letter, accuracy, fmt)
     utility = -0.5 if letter not in (None, "N") else 0.0  # a type on a no-relation pair is a false positive
-    assert (output["utility"], output["reward"]) == (utility, pytest.approx(utility + fmt * 0.1))
+    assert (output["utility"], output["reward"]) == (utility, utility + fmt * 0.125)
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -584,7 +584,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
         seen[row["info"]["key"]] += 1
         assert reply.get("reasoning_content") == reasoning
         assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
-            acc * 1.0 + fmt * 0.1, acc, fmt, float(record["letter"] is not None)
+            acc * 1.0 + fmt * 0.125, acc, fmt, float(record["letter"] is not None)
         )  # fmt: skip
         gold_labels = next(q.labels for q in questions if q.key == row["info"]["key"])
         scored = scoring.score_reply(reply["content"], reasoning, gold_labels)
