@@ -153,10 +153,15 @@ HOSTILE_REWARD_KNOBS = [
     {"fp_cost": 10**400},
     {"utility_weight": -1e308},
     {"format_weight": True},
+    {"f1_target": 10**5000},  # issue 43: was pydantic's own error on v1, a bare ValueError on v0
+    {"f1_target": 10**400},
+    {"f1_target": True},
 ]
 
 
-@pytest.mark.parametrize("knobs", HOSTILE_REWARD_KNOBS, ids=["bool", "1e308", "1e400", "w1e308", "wbool"])
+@pytest.mark.parametrize(
+    "knobs", HOSTILE_REWARD_KNOBS, ids=["bool", "1e308", "1e400", "w1e308", "wbool", "f5000", "f400", "fbool"]
+)
 def test_both_stacks_refuse_a_bad_reward_knob_with_the_same_line(knobs: dict[str, Any]) -> None:
     """The v1 config checks the raw value (before pydantic reads ``false`` as 0.0 or overflows on a huge int) with
     the check the v0 route (``TaskOptions``) uses: the same typed error, the same one line."""

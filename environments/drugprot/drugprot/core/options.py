@@ -251,6 +251,23 @@ def exclusive_costs(fp_cost: object, f1_target: object) -> None:
         )
 
 
+def check_f1_target(value: object) -> float:
+    """The one check of the ``f1_target`` knob, for both stacks (the v1 config checks the raw value here before
+    pydantic converts it): a real number strictly between 0 and 1.
+
+    Raises:
+        DrugprotConfigError: ``f1_target must be a micro-F1 strictly between 0 and 1 (...), got <value>``, the value
+            shown in at most 40 characters (an integer of 5,000 digits included).
+    """
+    if not _is_number(value) or not 0 < value < 1:  # type: ignore[operator]  # NaN fails the comparison
+        raise DrugprotConfigError(
+            f"f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got "
+            f"{shown_value(value)}",
+            knob="f1_target",
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
 def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | None) -> float:
     """The ``fp_cost`` in effect: ``fp_cost_for_f1(f1_target, fn_cost)`` with a target, on the reward grid
     (``on_grid``: the derived 0.352941 at F 0.3 runs as 0.359375), else ``fp_cost``, else the default. An
@@ -263,12 +280,7 @@ def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | No
     """
     if f1_target is None:
         return DEFAULT_FP_COST if fp_cost is None else fp_cost
-    if not _is_number(f1_target) or not 0 < f1_target < 1:  # NaN fails the comparison
-        raise DrugprotConfigError(
-            f"f1_target must be a micro-F1 strictly between 0 and 1 (the model's, e.g. at a step-0 eval), got "
-            f"{shown_value(f1_target)}",
-            knob="f1_target",
-        )
+    check_f1_target(f1_target)
     try:
         fn = checked_reward_knob("fn_cost", fn_cost)
     except DrugprotConfigError:

@@ -26,7 +26,7 @@ import verifiers.v1 as vf
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
-from drugprot.core.options import KNOBS, Negatives, TaskOptions, knob_names
+from drugprot.core.options import KNOBS, Negatives, TaskOptions, check_f1_target, knob_names
 from drugprot.core.question import Question
 from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import (
@@ -292,6 +292,18 @@ class DrugprotConfig(vf.TasksetConfig):
             with contextlib.suppress(ValueError):  # not a number: refused below with the one line
                 value = float(value)
         return check_reward_knob(str(info.field_name), value)
+
+    @pydantic.field_validator("f1_target", mode="before")
+    @classmethod
+    def _f1_target(cls, value: Any) -> Any:
+        """The raw value through the one ``f1_target`` check of both stacks (``check_f1_target``), before pydantic
+        would answer an integer of 5,000 digits with its own error."""
+        if value is None:
+            return None
+        if isinstance(value, str):  # a command line's text: its number
+            with contextlib.suppress(ValueError):
+                value = float(value)
+        return check_f1_target(value)  # a DrugprotConfigError is a ValueError: pydantic reports its one line
 
     @pydantic.model_validator(mode="after")
     def _validate_knobs_weights_and_data(self) -> Self:
