@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Final
 
+from drugprot.core.rewards import DEFAULT_WEIGHTS
+
 Pools = Mapping[str, tuple[float, float]]
 """name -> (threshold: inclusive maximum group mean reward, weight)."""
 
@@ -33,17 +35,19 @@ PRIME_RL_DEFAULT_POOLS: Final[Pools] = {"hard": (0.25, 0.2), "normal": (0.75, 1.
 
 
 def utility_pools(weight: float) -> dict[str, tuple[float, float]]:
-    """Pools on the default pair reward's own scale (utility 1, fp 0.5, fn 1, + 0.1 format), where a group whose 8
-    rewards are equal has one of the single-answer rewards as its mean: 1.1 (a gold pair answered right), 0.1 (a
-    NO-RELATION pair answered N), -0.4 (a type on a NO-RELATION pair), -0.9 (N on a gold pair), -1.4 (a wrong type on
-    a gold pair). Pools at and below -0.9 (a gold pair the policy misses in every rollout), exactly 0.1 and exactly
-    1.1 (solved) get ``weight``; the groups in between, which can disagree, weight 1."""
+    """Pools on the default pair reward's own scale (utility 1, fp 0.5, fn 1, + 1/8 format), where a group whose 8
+    rewards are equal has one of the single-answer rewards as its mean: 1.125 (a gold pair answered right), 0.125 (a
+    NO-RELATION pair answered N), -0.375 (a type on a NO-RELATION pair), -0.875 (N on a gold pair), -1.375 (a wrong
+    type on a gold pair); the format weight is ``DEFAULT_WEIGHTS.format``. Pools at and below -0.875 (a gold pair the
+    policy misses in every rollout), exactly 0.125 and exactly 1.125 (solved) get ``weight``; the groups in between,
+    which can disagree, weight 1."""
+    fmt = DEFAULT_WEIGHTS.format
     return {
-        "missed": (-0.9, weight),
-        "learning-negative": (0.0999, 1.0),
-        "solved-negative": (0.1, weight),
-        "learning-positive": (1.0999, 1.0),
-        "solved-positive": (1.1, weight),
+        "missed": (-1.0 + fmt, weight),
+        "learning-negative": (fmt - 1e-4, 1.0),
+        "solved-negative": (fmt, weight),
+        "learning-positive": (1.0 + fmt - 1e-4, 1.0),
+        "solved-positive": (1.0 + fmt, weight),
     }
 
 

@@ -96,9 +96,9 @@ def operating_points(
         near = sorted((g for g in grid if abs(g[2] - point) <= BAND), key=lambda g: g[3])
         keep = [near[int(k)] for k in np.linspace(0, len(near) - 1, min(KEEP, len(near)))] if near else []
         keep = list(dict.fromkeys(keep))
-        fp_cal = calibrated_fp(point, fn)
+        calibrated = Costs(calibrated_fp(point, fn), fn)  # on the reward grid, as a run with f1_target scores
         rewards = {
-            f"utility fp={fp_cal:.3f} (calibrated at {point:g})": Reward("utility", Costs(fp_cal, fn)),
+            f"utility fp={calibrated.fp:g} (calibrated at {point:g})": Reward("utility", calibrated),
             f"utility fp={default.fp:g} (default)": Reward("utility", default),
             "accuracy, negatives=all": Reward("accuracy", default),
         }
@@ -113,7 +113,7 @@ def operating_points(
         out.append(
             {
                 "point": point,
-                "fp_calibrated": fp_cal,
+                "fp_calibrated": calibrated.fp,
                 "policies": [
                     {"d": d, "t": t, "f1": x, "precision": p} for (d, t, _, p), x in zip(keep, f1, strict=True)
                 ],

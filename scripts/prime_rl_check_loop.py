@@ -7,8 +7,10 @@ own receiver and publishes the next policy version as ``broadcasts/step_N/STABLE
 ``prime_rl.orchestrator.orchestrator.main`` (the ``orchestrator`` entry point) as a subprocess for ``max_steps``
 steps of the recipe scaled down. It then checks the batches handed to the trainer: every sample's advantage is its
 reward minus its group's mean, with each reward the one DrugProt's rules give the scripted reply; every group is
-shipped whole or left out by prime-rl's zero-advantage rule (``train.filter_zero_advantages``); and every eval and
-training request prime-rl sent carries the TOML's sampling in fields vLLM reads.
+shipped whole, and a group of equal rewards is never shipped (prime-rl's zero-advantage rule,
+``train.filter_zero_advantages``, must drop it: a problem, not a note, since such a group costs trainer time and
+teaches nothing); and every eval and training request prime-rl sent carries the TOML's sampling in fields vLLM
+reads.
 
 ``orchestrator``: the orchestrator entry point behind placeholders for the four packages the CPU install leaves
 out (vLLM, torchtitan, flash-linear-attention: GitHub sources; ring_flash_attn needs flash_attn, a CUDA build).
@@ -324,10 +326,13 @@ def check_batches(
     for task in (t for t in scripted.tasks.values() if t.served):
         n = shipped_tasks.get(task.key, 0)
         if task.uniform and n:
-            notes.append(
-                f"a one-reward group ({task.served[0].kind}, reward {sum(task.served[0].expected(weights).values())}) "
-                f"was shipped ({n} samples), its advantages within 1e-6 of 0 but not 0.0, so prime-rl's "
-                "filter_zero_advantages (advantage == 0.0) kept it"
+            reward = sum(task.served[0].expected(weights).values())
+            advantages = sorted({row.advantage for row in rows if row.task == task.name})
+            problems.append(
+                f"a group of {len(task.served)} equal rewards ({task.served[0].kind}, reward {reward!r}) reached the "
+                f"trainer ({n} samples, advantages {advantages}, not 0.0): prime-rl's float32 mean of the group is "
+                "not the reward, so filter_zero_advantages kept it; every reward must have exact float32 group means "
+                "(drugprot.core.rewards.exact_group_means)"
             )
         if n and n != len(task.served):
             problems.append(f"a group was shipped in part: {n} of {len(task.served)} samples")

@@ -24,7 +24,7 @@ FIXTURE = str(Path(__file__).parent / "fixtures" / "drugprot_fixture.jsonl")
 
 def _stream(n: int = 300) -> list[list[float]]:
     r = random.Random(7)
-    values = [1.1, -0.9, -1.4, 0.1, -0.4]
+    values = [1.125, -0.875, -1.375, 0.125, -0.375]
     return [[r.choice(values) for _ in range(8)] if r.random() < 0.5 else [r.choice(values)] * 8 for _ in range(n)]
 
 
@@ -57,14 +57,14 @@ def test_the_utility_pools_separate_solved_groups_on_the_rewards_own_scale() -> 
     for key, (answer, gold) in enumerate(answers):
         sampler.observe(key, [reward.value(score_pair(answer, gold, with_no_relation=True))] * 8)
     assert [sampler.task_pool(k) for k in range(5)] == [
-        "solved-negative",  # 0.1
-        "solved-positive",  # 1.1
-        "missed",  # -0.9
-        "missed",  # -1.4
-        "learning-negative",  # -0.4: a type on a NO-RELATION pair in every rollout
+        "solved-negative",  # 0.125
+        "solved-positive",  # 1.125
+        "missed",  # -0.875
+        "missed",  # -1.375
+        "learning-negative",  # -0.375: a type on a NO-RELATION pair in every rollout
     ]
-    sampler.observe(0, [0.1] * 7 + [-0.4])
-    sampler.observe(1, [1.1] * 7 + [-0.9])
+    sampler.observe(0, [0.125] * 7 + [-0.375])
+    sampler.observe(1, [1.125] * 7 + [-0.875])
     assert [sampler.task_pool(k) for k in (0, 1)] == ["learning-negative", "learning-positive"]
 
 

@@ -151,10 +151,10 @@ def test_configure_points_a_resolved_config_at_the_stand_ins() -> None:
 @pytest.mark.parametrize(
     ("overrides", "weights"),
     [
-        ({"format_weight": 0.2}, {"accuracy": 0.0, "utility": 1.0, "format": 0.2}),
-        ({"reward": "accuracy"}, {"accuracy": 1.0, "utility": 0.0, "format": 0.1}),
-        ({"reward": "accuracy", "format_weight": 0.2}, {"accuracy": 1.0, "utility": 0.0, "format": 0.2}),
-        ({}, {"accuracy": 0.0, "utility": 1.0, "format": 0.1}),
+        ({"format_weight": 0.2}, {"accuracy": 0.0, "utility": 1.0, "format": 13 / 64}),
+        ({"reward": "accuracy"}, {"accuracy": 1.0, "utility": 0.0, "format": 0.125}),
+        ({"reward": "accuracy", "format_weight": 0.2}, {"accuracy": 1.0, "utility": 0.0, "format": 13 / 64}),
+        ({}, {"accuracy": 0.0, "utility": 1.0, "format": 0.125}),
     ],
 )
 def test_configure_sets_weights_on_a_resolved_taskset(overrides: dict[str, Any], weights: dict[str, float]) -> None:
@@ -168,7 +168,7 @@ def test_configure_sets_weights_on_a_resolved_taskset(overrides: dict[str, Any],
     fields = {"id": "drugprot", "data_path": str(FIXTURE_JSONL)}
     resolved = DrugprotConfig.model_validate(fields).model_dump(mode="json")
     assert {name: entry["weight"] for name, entry in resolved["task"]["rewards"].items()} == {
-        "accuracy": 0.0, "utility": 1.0, "format": 0.1,
+        "accuracy": 0.0, "utility": 1.0, "format": 0.125,
     }  # fmt: skip
     env = {"taskset": resolved, "agent": {"harness": {"id": "null"}}}
     knobs = {"tokenizer": "tok", "base_url": "u", "data": str(FIXTURE_JSONL), "harness": "drugprot"}
@@ -386,6 +386,39 @@ def test_expected_sampling_reads_the_resolved_recipe_and_flags_the_model_generat
         "other field a request leaves unset) for eval requests",
         "eval sampling sets top_k/min_p: prime-rl sends them in a literal extra_body vLLM ignores",
     ]
+
+
+def _shipped_group(reward_weights: dict[str, float]) -> tuple[dict[int, list[dict]], object]:
+    """A one-reward group (eight gold answers on a NO-RELATION pair) as it reaches the trainer with the old weights:
+    every sample's advantage -7.450580596923828e-09, what prime-rl 559b447 computes for 8 x 0.1 in torch float32
+    (``tests/core/test_group_means.py``)."""
+    replies = loop.model.replies_for(["N"], "EN", 0.5, 1.0)
+    task = loop.Task("prompt", "PMID1:T1:T2", ["NO-RELATION"], replies, uniform=True, served=[replies[0]] * 8)
+    scripted = loop.Scripted({"prompt": task})
+    text = f"user: prompt assistant: {replies[0].text}"
+    prompt = len(text) - len(replies[0].text)
+    ids = list(text.encode())
+    sample = {"ids": ids, "mask": [i >= prompt for i in range(len(ids))], "adv": [-7.450580596923828e-09] * len(ids)}
+    return {1: [sample] * 8}, scripted
+
+
+def test_a_shipped_group_of_equal_rewards_is_a_problem_not_a_note() -> None:
+    """The loop check fails when a group of equal rewards reaches the trainer (issue 41): one line names it."""
+    old = {"accuracy": 0.0, "utility": 1.0, "format": 0.1}  # the default weights before scorer version 4
+    shipped, scripted = _shipped_group(old)
+    _, problems, notes = loop.check_batches(shipped, scripted, old)
+    assert notes == []
+    assert len(problems) == 1 and problems[0].startswith(
+        "a group of 8 equal rewards (gold answer, reward 0.1) reached the trainer (8 samples, advantages "
+        "[-7.450580596923828e-09], not 0.0)"
+    )
+    assert problems[0].endswith(
+        "): prime-rl's float32 mean of the group is not the reward, so filter_zero_advantages kept it; every "
+        "reward must have exact float32 group means (drugprot.core.rewards.exact_group_means)"
+    )
+    # with the grid's weights the group's advantage is exactly 0.0: prime-rl drops it, nothing reaches the trainer
+    new = {"accuracy": 0.0, "utility": 1.0, "format": 0.125}
+    assert loop.check_batches({}, _shipped_group(new)[1], new) == ([], [], [])
 
 
 def test_a_micro_batch_splits_into_its_samples_at_each_position_restart() -> None:

@@ -215,8 +215,8 @@ def test_info_record(docs: dict[str, Document]) -> None:
     }  # fmt: skip
     assert (score.accuracy, Reward("accuracy").value(score)) == (
         1 / 3,
-        1 / 3,
-    )  # 2TP / (2TP + FP + FN) = 2 / 6; format 0
+        21 / 64,
+    )  # 2TP / (2TP + FP + FN) = 2 / 6; the reward's accuracy term on the 1/64 grid; format 0
     # utility: 1 TP, 1 FP (the swapped line is the first one again: a duplicate), 3 FNs: 1 - 0.5 - 3, the default
     assert Reward().value(score) == pytest.approx(-2.5)
 

@@ -105,7 +105,7 @@ def test_task_options_defaults_are_the_table_defaults() -> None:
     assert (defaults["fp_cost"], options.fp_cost) == (None, 0.5)
     # the weight knobs default to unset: the `reward` preset's weights
     assert (defaults["accuracy_weight"], defaults["utility_weight"], defaults["format_weight"]) == (None, None, None)
-    assert options.weights == Weights(accuracy=0.0, utility=1.0, format=0.1) == PRESETS["utility"]
+    assert options.weights == Weights(accuracy=0.0, utility=1.0, format=0.125) == PRESETS["utility"]
     assert options.make_reward() == Reward("utility", Costs(0.5, 1.0), PRESETS["utility"])
     assert (options.with_no_relation, options.source) == (False, "hub:OpenMed/drugprot-parquet[validation]")
 
@@ -131,43 +131,45 @@ def test_from_knobs_folds_the_weights_and_ignores_adapter_only_knobs() -> None:
 @pytest.mark.parametrize(
     ("knobs", "weights"),
     [
-        ({}, (0.0, 1.0, 0.1)),
-        ({"reward": "utility"}, (0.0, 1.0, 0.1)),
-        ({"reward": "accuracy"}, (1.0, 0.0, 0.1)),
-        ({"reward": "accuracy", "utility_weight": 0.5}, (1.0, 0.5, 0.1)),
+        ({}, (0.0, 1.0, 0.125)),
+        ({"reward": "utility"}, (0.0, 1.0, 0.125)),
+        ({"reward": "accuracy"}, (1.0, 0.0, 0.125)),
+        ({"reward": "accuracy", "utility_weight": 0.5}, (1.0, 0.5, 0.125)),
         ({"reward": "utility", "accuracy_weight": 2, "format_weight": 0}, (2.0, 1.0, 0.0)),
-        ({"reward": "utility", "utility_weight": None}, (0.0, 1.0, 0.1)),  # None: unset, the preset's
+        ({"reward": "utility", "utility_weight": None}, (0.0, 1.0, 0.125)),  # None: unset, the preset's
+        ({"format_weight": 0.1, "utility_weight": 0.7}, (0.0, 0.703125, 0.09375)),  # on the 1/64 grid: 45/64, 6/64
     ],
 )
 def test_the_reward_knob_presets_the_weights_and_a_set_weight_knob_wins(knobs, weights) -> None:
     options = TaskOptions.from_knobs(knobs)
-    assert options.weights == Weights(accuracy=weights[0], utility=weights[1], format=weights[2])
+    assert dataclasses.astuple(options.weights) == weights
     assert options.make_reward().weighting == options.weights
 
 
 def test_the_costs_reach_the_reward() -> None:
-    reward = TaskOptions.from_knobs({"fp_cost": 0.3, "fn_cost": 2}).make_reward()
-    assert (reward.kind, reward.costs, reward.costs.threshold) == ("utility", Costs(0.3, 2.0), 0.3 / 3.3)
+    reward = TaskOptions.from_knobs({"fp_cost": 0.3, "fn_cost": 2}).make_reward()  # 0.3 runs as 19/64
+    assert (reward.kind, reward.costs.fp, reward.costs.fn) == ("utility", 0.296875, 2.0)
+    assert reward.costs.threshold == 0.296875 / 3.296875
 
 
 @pytest.mark.parametrize(
     ("knobs", "fp_cost"),
     [
         ({"f1_target": 0.4}, 0.5),  # 0.4 * 2 / 1.6: the default cost is the one calibrated at F1 0.4
-        ({"f1_target": 0.3}, 0.6 / 1.7),
-        ({"f1_target": 0.6, "fn_cost": 1}, 1.2 / 1.4),
-        ({"f1_target": 0.5, "fn_cost": 2}, 1.5 / 1.5),
-        ({"f1_target": None, "fp_cost": 0.3}, 0.3),
+        ({"f1_target": 0.3}, 23 / 64),  # 0.6 / 1.7 = 0.3529 on the 1/64 grid
+        ({"f1_target": 0.6, "fn_cost": 1}, 55 / 64),  # 1.2 / 1.4 = 0.8571
+        ({"f1_target": 0.5, "fn_cost": 2}, 1.0),  # 1.5 / 1.5
+        ({"f1_target": None, "fp_cost": 0.3}, 19 / 64),
     ],
 )
 def test_f1_target_derives_fp_cost_where_the_threshold_is_half_the_f1(knobs: dict[str, Any], fp_cost: float) -> None:
     options = TaskOptions.from_knobs(knobs)
     reward = options.make_reward()
-    assert options.fp_cost == pytest.approx(fp_cost, abs=1e-15) and reward.costs.fp == options.fp_cost
+    assert options.fp_cost == fp_cost and reward.costs.fp == options.fp_cost
     target = knobs.get("f1_target")
     assert reward.f1_target == target
-    if target is not None:
-        assert reward.costs.threshold == pytest.approx(target / 2, abs=1e-15)
+    if target is not None:  # the derived cost moved by at most 1/128, its threshold by at most 1/256 (fn_cost <= 2)
+        assert abs(reward.costs.threshold - target / 2) <= 1 / 256
         assert reward.record()["f1_target"] == target
         assert f"fp_cost from f1_target {target:g})" in reward.describe()
     else:
@@ -182,7 +184,7 @@ def test_f1_target_derives_fp_cost_where_the_threshold_is_half_the_f1(knobs: dic
         (
             {"f1_target": 0.4, "fp_cost": 0.5},
             "f1_target (0.4) and fp_cost (0.5) both set the utility's false-positive cost; set one of them "
-            "(f1_target derives fp_cost = F*(1+fn_cost)/(2-F))",
+            "(f1_target derives fp_cost = F(1+fn_cost)/(2-F))",
         ),
         (
             {"f1_target": 0},
@@ -209,8 +211,39 @@ def test_f1_target_derives_fp_cost_where_the_threshold_is_half_the_f1(knobs: dic
             "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
             "calibration line), got '0.4'",
         ),
+        (
+            {"f1_target": 10**5000},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got an integer of more than 4300 digits",
+        ),
+        (
+            {"f1_target": 10**400},
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            "calibration line), got 1000000000000000000000000000000000000...",
+        ),
+        (
+            {"f1_target": 10**400, "fp_cost": 0.5},
+            "f1_target (1000000000000000000000000000000000000...) and fp_cost (0.5) both set the utility's "
+            "false-positive cost; set one of them (f1_target derives fp_cost = F(1+fn_cost)/(2-F))",
+        ),
+        (
+            {"f1_target": 0.9999, "fn_cost": 1000},
+            "f1_target 0.9999 with fn_cost 1000 derives fp_cost 1000.8, above the largest cost 1000; lower "
+            "f1_target or fn_cost",
+        ),
     ],
-    ids=["with-fp-cost", "zero", "one", "nan", "bool", "string"],
+    ids=[
+        "with-fp-cost",
+        "zero",
+        "one",
+        "nan",
+        "bool",
+        "string",
+        "5000-digits",
+        "400-digits",
+        "400-digits-with-fp",
+        "derived-above-max",
+    ],  # fmt: skip
 )
 def test_a_bad_f1_target_is_a_config_error_naming_it(knobs: dict[str, Any], message: str) -> None:
     with pytest.raises(DrugprotConfigError) as err:

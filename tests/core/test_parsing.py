@@ -119,8 +119,8 @@ def test_reply_table(content, reasoning, letter, accuracy, fmt, invalid, fmt_rea
     score = score_reply(content, reasoning, GOLD)
     assert (score.letter, score.accuracy, score.format) == (letter, accuracy, fmt)
     assert (score.invalid_reason, score.format_reason) == (invalid, fmt_reason)
-    assert Reward("accuracy").value(score) == pytest.approx(accuracy + 0.1 * fmt)
-    assert PRESETS["accuracy"].format == 0.1
+    assert Reward("accuracy").value(score) == accuracy + 0.125 * fmt  # exact: every term on the 1/64 grid
+    assert PRESETS["accuracy"].format == 0.125
 
 
 def test_braces_balance_inside_the_box() -> None:

@@ -19,6 +19,7 @@ from drugprot.core.rewards import (
     describe,
     fp_cost_for_f1,
     recorded_metrics,
+    threshold,
     weight_knob,
 )
 from drugprot.core.scoring import score_extraction, score_reply
@@ -32,12 +33,14 @@ def test_the_terms_the_kinds_and_the_presets() -> None:
     assert [weight_knob(name) for name in REWARD_NAMES] == ["accuracy_weight", "utility_weight", "format_weight"]
     assert REWARD_KINDS == ("accuracy", "utility")
     assert {
-        "utility": Weights(accuracy=0.0, utility=1.0, format=0.1),
-        "accuracy": Weights(accuracy=1.0, utility=0.0, format=0.1),
+        "utility": Weights(accuracy=0.0, utility=1.0, format=0.125),
+        "accuracy": Weights(accuracy=1.0, utility=0.0, format=0.125),
     } == PRESETS
     assert DEFAULT_WEIGHTS == PRESETS["utility"] == Reward().weighting
     assert Reward("accuracy").weighting == PRESETS["accuracy"]
-    assert [Weights(accuracy=0.7, utility=0.2, format=0.3).of(name) for name in REWARD_NAMES] == [0.7, 0.2, 0.3]
+    assert [Weights(accuracy=0.75, utility=0.25, format=0.5).of(name) for name in REWARD_NAMES] == [0.75, 0.25, 0.5]
+    # a weight off the 1/64 grid is put on it: 0.7 -> 45/64, 0.2 -> 13/64, 0.3 -> 19/64
+    assert Weights(accuracy=0.7, utility=0.2, format=0.3) == Weights(accuracy=45 / 64, utility=13 / 64, format=19 / 64)
 
 
 def test_an_unknown_reward_name_is_a_lookup_error() -> None:
@@ -79,8 +82,8 @@ def test_pair_utility(gold, with_nr, reply, cells, utility, accuracy, fmt) -> No
     assert (score.tp, score.fp, score.fn) == cells
     terms = Reward().terms(score)
     assert terms == {"accuracy": accuracy, "utility": pytest.approx(utility), "format": fmt}
-    assert Reward().value(score) == pytest.approx(utility + 0.1 * fmt)  # the default: reward utility
-    assert Reward("accuracy").value(score) == pytest.approx(accuracy + 0.1 * fmt)  # the seed recipe's reward
+    assert Reward().value(score) == utility + 0.125 * fmt  # the default: reward utility (exact: dyadic terms)
+    assert Reward("accuracy").value(score) == accuracy + 0.125 * fmt  # the seed recipe's reward
 
 
 def test_a_scoring_error_scores_zero_on_every_term() -> None:
@@ -130,8 +133,8 @@ EXTRACTION_TABLE = [
 def test_extraction_utility(gold, reply, counts, utility) -> None:
     score = score_extraction(reply, None, gold)
     assert (score.tp, score.fp, score.fn, score.unknown_id, score.wrong_type) == counts
-    assert Reward().terms(score)["utility"] == pytest.approx(utility)
-    assert Reward().value(score) == pytest.approx(utility + 0.1 * score.format)
+    assert Reward().terms(score)["utility"] == utility
+    assert Reward().value(score) == utility + 0.125 * score.format
 
 
 def test_every_false_positive_costs_the_same_wherever_it_occurs() -> None:
@@ -140,10 +143,11 @@ def test_every_false_positive_costs_the_same_wherever_it_occurs() -> None:
     extra = "T3 | T2 | AGONIST"
     dense = [score_extraction(block(*ALL, *more), None, GOLD) for more in ((), (extra,))]
     empty = [score_extraction(block(*lines), None, EMPTY) for lines in (("none",), ("T1 | T2 | AGONIST",))]
-    for reward, drop_dense, drop_empty in (("utility", 0.5, 0.5), ("accuracy", 1 - 6 / 7, 1.0)):
+    # the accuracy term is the F1 on the 1/64 grid: 6/7 -> 55/64
+    for reward, drop_dense, drop_empty in (("utility", 0.5, 0.5), ("accuracy", 1 - 55 / 64, 1.0)):
         r = Reward(reward)
-        assert r.value(dense[0]) - r.value(dense[1]) == pytest.approx(drop_dense)
-        assert r.value(empty[0]) - r.value(empty[1]) == pytest.approx(drop_empty)
+        assert r.value(dense[0]) - r.value(dense[1]) == drop_dense
+        assert r.value(empty[0]) - r.value(empty[1]) == drop_empty
 
 
 def test_the_record_and_its_line() -> None:
@@ -151,20 +155,25 @@ def test_the_record_and_its_line() -> None:
         "kind": "utility",
         "fp_cost": 0.5,
         "fn_cost": 1.0,
-        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
+        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.125},
         "threshold": 0.5 / 2.5,
     }
     assert Reward().describe() == (
-        "utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), weights accuracy 0, utility 1, format 0.1"
+        "utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), weights accuracy 0, utility 1, format 0.125"
     )
-    assert Reward("accuracy").describe() == "accuracy, weights accuracy 1, utility 0, format 0.1"
-    mixed = Reward("accuracy", Costs(0.3, 2.0), Weights(accuracy=1.0, utility=0.5, format=0.0))
-    line = "accuracy (TP 1, FP -0.3, FN -2; states a relation when p > 0.091), weights accuracy 1, utility 0.5, "
+    assert Reward("accuracy").describe() == "accuracy, weights accuracy 1, utility 0, format 0.125"
+    mixed = Reward("accuracy", Costs(0.3, 2.0), Weights(accuracy=1.0, utility=0.5, format=0.0))  # 0.3 -> 19/64
+    line = "accuracy (TP 1, FP -0.296875, FN -2; states a relation when p > 0.090), weights accuracy 1, utility 0.5, "
     line += "format 0"
     assert describe(mixed.record()) == mixed.describe() == line
+    # a run recorded before the grid is described as recorded: its cost is not snapped
+    old = {"kind": "utility", "fp_cost": 0.35, "fn_cost": 1.0, "weights": {"accuracy": 0, "utility": 1, "format": 0.1}}
+    assert describe(old) == (
+        "utility (TP 1, FP -0.35, FN -1; states a relation when p > 0.149), weights accuracy 0, utility 1, format 0.1"
+    )
     free = Reward(costs=Costs(0.0, 0.0))  # --fp-cost 0 --fn-cost 0: a cell that costs nothing reads 0, not -0
     assert free.describe() == (
-        "utility (TP 1, FP 0, FN 0; states a relation when p > 0.000), weights accuracy 0, utility 1, format 0.1"
+        "utility (TP 1, FP 0, FN 0; states a relation when p > 0.000), weights accuracy 0, utility 1, format 0.125"
     )
 
 
@@ -204,8 +213,11 @@ def test_the_cost_calibrated_at_an_f1_puts_the_threshold_at_half_of_it(f1: float
     ``fp / (1 + fp + fn)`` is there (fn_cost 1): 0.35 at F 0.3, 0.5 at 0.4, 0.86 at 0.6."""
     derived = fp_cost_for_f1(f1)
     assert round(derived, 3) == fp_cost
-    assert Costs(derived, 1.0).threshold == pytest.approx(f1 / 2, abs=1e-15)
-    assert Costs(fp_cost_for_f1(f1, 2.5), 2.5).threshold == pytest.approx(f1 / 2, abs=1e-15)
+    assert threshold(derived, 1.0) == pytest.approx(f1 / 2, abs=1e-15)
+    assert threshold(fp_cost_for_f1(f1, 2.5), 2.5) == pytest.approx(f1 / 2, abs=1e-15)
+    # the run's cost is on the 1/64 grid (at most 1/128 away), its threshold at most 1/256 from F/2 (fn_cost 1)
+    assert abs(Costs(derived, 1.0).fp - derived) <= 1 / 128
+    assert abs(Costs(derived, 1.0).threshold - f1 / 2) <= 1 / 256
 
 
 @pytest.mark.parametrize(("f1", "fn_cost", "knob"), [(1.5, 1.0, "f1_target"), (float("nan"), 1.0, "f1_target"),

@@ -36,6 +36,9 @@ SCORER_DIGESTS = {
     # 3: the utility term and the official cells (drugprot.core.rewards, default costs FP 0.5, FN 1), swapped
     # extraction arguments, Unicode whitespace around a boxed answer, the relations block cap
     "3": "3d6ffb127179c072159df2a8ad57b3b1b9eb8dcdb35a1df2a44d226332bf1f8f",
+    # 4: costs, weights and the accuracy term on the 1/64 reward grid (extraction's per-document F1 snapped), the
+    # format weight 1/8
+    "4": "867a899fe843faf23d3e582d796311778942e36ad2c9825b1ea272e9bdee336c",
 }
 """SCORER_VERSION -> sha256 of ``scored_replies()``."""
 
@@ -201,7 +204,7 @@ def test_the_record(data_path: str | None, revision: str | None, data: dict[str,
         "kind": "utility",
         "fp_cost": 0.5,
         "fn_cost": 1.0,
-        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
+        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.125},
         "threshold": 0.5 / 2.5,
     }
     assert record == {
@@ -219,7 +222,7 @@ def test_the_record(data_path: str | None, revision: str | None, data: dict[str,
         "data_source": data["source"],
         "data_revision": revision,
         "reward": "utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), "
-        "weights accuracy 0, utility 1, format 0.1",
+        "weights accuracy 0, utility 1, format 0.125",
     }
     assert versions.from_info({"letter": "E"}) is None  # recorded before versions existed
 
@@ -232,7 +235,8 @@ def test_a_record_made_before_the_reward_knob_reads_as_accuracy() -> None:
     for broken in ("utility", {"kind": "utility"}, {"kind": 3, "fp_cost": 0, "fn_cost": 0, "weights": {}}):
         assert versions.from_info({"versions": old | {"reward": broken}})["reward"] is None  # type: ignore[index]
     accuracy = versions.record(TaskOptions(reward="accuracy"))
-    assert versions.from_info({"versions": accuracy})["reward"] == "accuracy, weights accuracy 1, utility 0, format 0.1"  # type: ignore[index]
+    shown = versions.from_info({"versions": accuracy})["reward"]  # type: ignore[index]
+    assert shown == "accuracy, weights accuracy 1, utility 0, format 0.125"
 
 
 def test_the_prompts_record_identifies_the_sent_prompts_and_the_report_shows_a_replaced_system_prompt() -> None:
@@ -252,11 +256,13 @@ def test_the_prompts_record_identifies_the_sent_prompts_and_the_report_shows_a_r
 
 def test_a_rescored_rollout_records_the_costs_and_weights_it_was_scored_with() -> None:
     record = versions.record(TaskOptions())
-    assert versions.with_costs_and_weights(record, Costs(), {"accuracy": 0.0, "utility": 1.0, "format": 0.1}) is record
-    rescored = versions.with_costs_and_weights(record, Costs(0.35, 1.0), None)
-    assert rescored["reward"] == record["reward"] | {"fp_cost": 0.35, "threshold": 0.35 / 2.35}
+    weights = {"accuracy": 0.0, "utility": 1.0, "format": 0.125}
+    assert versions.with_costs_and_weights(record, Costs(), weights) is record
+    rescored = versions.with_costs_and_weights(record, Costs(0.35, 1.0), None)  # 0.35 is scored, and recorded, as 22/64
+    assert rescored["reward"] == record["reward"] | {"fp_cost": 0.34375, "threshold": 0.34375 / 2.34375}
     assert record["reward"]["fp_cost"] == 0.5  # pure: the shared record is not changed
     assert versions.from_info({"versions": rescored})["reward"] == (  # type: ignore[index]
-        "utility (TP 1, FP -0.35, FN -1; states a relation when p > 0.149), weights accuracy 0, utility 1, format 0.1"
+        "utility (TP 1, FP -0.34375, FN -1; states a relation when p > 0.147), weights accuracy 0, utility 1, "
+        "format 0.125"
     )
     assert versions.with_costs_and_weights(None, Costs(0.35, 1.0), None) is None  # a task built by hand

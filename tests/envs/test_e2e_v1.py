@@ -100,8 +100,8 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
             pytest.approx(utility),
             fmt,
         ), (key, name)
-        assert r.weights == {"accuracy": 0.0, "utility": 1.0, "format": 0.1}  # the default: reward utility
-        assert r.reward == pytest.approx(utility + 0.1 * fmt), (key, name)
+        assert r.weights == {"accuracy": 0.0, "utility": 1.0, "format": 0.125}  # the default: reward utility
+        assert r.reward == utility + 0.125 * fmt, (key, name)  # exact: every term on the 1/64 grid
         invalid = name in ("no-think", "unterminated", "no-box")
         assert (r.info["drugprot"]["letter"] is None) is invalid, (key, name)
         assert r.info["drugprot"]["versions"] == {  # what made the rollout, recorded by the real CLI run

@@ -17,7 +17,7 @@ from drugprot.core.extraction import (
 from drugprot.core.options import TaskOptions
 from drugprot.core.question import Question
 from drugprot.core.questions import load_questions
-from drugprot.core.rewards import Costs, Reward, utility
+from drugprot.core.rewards import Costs, Reward, accuracy_term, on_grid, utility
 from drugprot.core.scoring import INFO_KEY, score_extraction
 from tests.conftest import FIXTURE_JSONL
 from tests.core.test_extraction import FIXTURE_VERSIONS, TABLE, THINK, reply
@@ -53,11 +53,12 @@ async def test_v1_task_score(pmid, content, reasoning, accuracy, fmt, counts, re
     trace = make_trace(task, content, reasoning)
     await task.score(trace)
     assert trace.errors == []
-    assert trace.rewards["accuracy"].score == pytest.approx(accuracy, abs=1e-12)
+    assert trace.rewards["accuracy"].score == on_grid(accuracy)  # the per-document F1 on the 1/64 grid
+    assert trace.metrics["correct"] == pytest.approx(accuracy, abs=1e-12)  # the metric keeps it exact
     assert (trace.rewards["format"].score, trace.metrics["answered"]) == (fmt, float(invalid is None))
     weights = {name: reward.weight for name, reward in trace.rewards.items()}
     assert weights == {"accuracy": 0.5, "utility": 0.0, "format": 0.25}
-    assert trace.reward == pytest.approx(accuracy * 0.5 + fmt * 0.25)
+    assert trace.reward == on_grid(accuracy) * 0.5 + fmt * 0.25
     # the utility term is recorded all the same: TP - 0.5 x (FP + unknown-id and wrong-type lines) - FN
     (tp, fp, fn), (_, unknown_id, wrong_type, _) = counts, rejected
     assert trace.rewards["utility"].score == pytest.approx(tp - 0.5 * (fp + unknown_id + wrong_type) - fn)
@@ -104,8 +105,8 @@ def test_v0_and_v1_score_identically(pmid, content, reasoning, accuracy, fmt, co
     trace = make_trace(task, content, reasoning)
     asyncio.run(task.score(trace))
     (tp, fp, fn), (_, unknown_id, wrong_type, _) = counts, rejected
-    utility = tp - 0.5 * (fp + unknown_id + wrong_type) - fn  # the default reward: utility + 0.1 x format
-    assert output["reward"] == trace.reward == pytest.approx(utility + 0.1 * fmt)
+    utility = tp - 0.5 * (fp + unknown_id + wrong_type) - fn  # the default reward: utility + 1/8 x format
+    assert output["reward"] == trace.reward == utility + 0.125 * fmt
     assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
         trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
         trace.metrics["answered"]
@@ -155,9 +156,9 @@ def test_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
         r = results[key]
         assert r.ok, (key, r.errors)
         assert (r.rewards["accuracy"], r.rewards["utility"], r.rewards["format"], r.metrics["answered"]) == (
-            score.accuracy, utility(score, Costs()), score.format, float(score.answered)
+            accuracy_term(score), utility(score, Costs()), score.format, float(score.answered)
         ), key  # fmt: skip
-        assert r.reward == pytest.approx(Reward().value(score))  # the default: utility + 0.1 x format
+        assert r.reward == Reward().value(score)  # the default: utility + 1/8 x format
         recorded = {name: value for name, value in r.info[INFO_KEY].items() if name != "prompts"}
         assert recorded == score.as_info() | {"versions": FIXTURE_VERSIONS}, key
         assert r.info[INFO_KEY]["prompts"]["standard_system"] is True, key  # drugprot's own system prompt was sent

@@ -136,12 +136,12 @@ def test_an_unknown_reward_is_refused_on_both_stacks() -> None:
 
 
 def test_f1_target_sets_the_cost_the_tasks_carry() -> None:
-    """``f1_target`` 0.3 derives ``fp_cost`` 0.6/1.7 for the reward and every task's data; the ``fp_cost`` field
-    stays unset (the two are exclusive, so the validated config validates again), and without a target it reads
-    the cost in effect."""
+    """``f1_target`` 0.3 derives ``fp_cost`` 0.6/1.7 = 0.3529, on the reward grid 23/64, for the reward and every
+    task's data; the ``fp_cost`` field stays unset (the two are exclusive, so the validated config validates
+    again), and without a target it reads the cost in effect."""
     config = DrugprotConfig(id="drugprot", f1_target=0.3)
     assert (config.fp_cost, config.f1_target) == (None, 0.3)
-    assert config.options().fp_cost == pytest.approx(0.6 / 1.7, abs=1e-15)
+    assert config.options().fp_cost == config.task.fp_cost == 23 / 64
     assert config.options().make_reward().record()["f1_target"] == 0.3
     assert DrugprotConfig.model_validate(config.model_dump()).options() == config.options()
     assert DrugprotConfig(id="drugprot").fp_cost == 0.5
@@ -153,10 +153,15 @@ HOSTILE_REWARD_KNOBS = [
     {"fp_cost": 10**400},
     {"utility_weight": -1e308},
     {"format_weight": True},
+    {"f1_target": 10**5000},  # issue 43: was pydantic's own error on v1, a bare ValueError on v0
+    {"f1_target": 10**400},
+    {"f1_target": True},
 ]
 
 
-@pytest.mark.parametrize("knobs", HOSTILE_REWARD_KNOBS, ids=["bool", "1e308", "1e400", "w1e308", "wbool"])
+@pytest.mark.parametrize(
+    "knobs", HOSTILE_REWARD_KNOBS, ids=["bool", "1e308", "1e400", "w1e308", "wbool", "f5000", "f400", "fbool"]
+)
 def test_both_stacks_refuse_a_bad_reward_knob_with_the_same_line(knobs: dict[str, Any]) -> None:
     """The v1 config checks the raw value (before pydantic reads ``false`` as 0.0 or overflows on a huge int) with
     the check the v0 route (``TaskOptions``) uses: the same typed error, the same one line."""

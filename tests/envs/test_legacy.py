@@ -27,7 +27,7 @@ from drugprot.core import labels, prompts, scoring
 from drugprot.core.errors import DrugprotConfigError, DrugprotDataError, DrugprotError, DrugprotHubError
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
-from drugprot.core.rewards import METRIC_NAMES, Reward, recorded_metrics
+from drugprot.core.rewards import METRIC_NAMES, Reward, exact_group_means, recorded_metrics
 from drugprot.core.versions import digest
 from drugprot.envs import legacy
 from drugprot.envs.legacy import DATA_PATH_HINT, LegacyVerifiersUnavailable, load_environment, v1_flags
@@ -364,12 +364,12 @@ def test_rubric_functions_and_weights() -> None:
     # the weighted terms, then the zero-weight metrics: answered, the raw accuracy and the official cells
     assert [f.__name__ for f in ours.funcs] == ["accuracy", "utility", "format", "answered", *METRIC_NAMES]
     metrics = [0.0] * (1 + len(METRIC_NAMES))
-    assert ours.weights == [0.0, 1.0, 0.1, *metrics]  # the default reward: utility + 0.1 x format
+    assert ours.weights == [0.0, 1.0, 0.125, *metrics]  # the default reward: utility + 1/8 x format
     assert all(w == 0.0 for r in env.rubric.rubrics[1:] for w in r.weights)  # the monitor adds no reward
     custom = load_environment(data_path=str(FIXTURE_JSONL), accuracy_weight=0.7, format_weight=0.3)
-    assert custom.rubric.rubrics[0].weights == [0.7, 1.0, 0.3, *metrics]
+    assert custom.rubric.rubrics[0].weights == [45 / 64, 1.0, 19 / 64, *metrics]  # 0.7 and 0.3 on the 1/64 grid
     seed = load_environment(data_path=str(FIXTURE_JSONL), reward="accuracy")
-    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.1, *metrics]
+    assert seed.rubric.rubrics[0].weights == [1.0, 0.0, 0.125, *metrics]
 
 
 def _message(content: str | None, reasoning: str | None) -> Any:
@@ -436,7 +436,7 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
               "versions": FILE_VERSIONS}  # fmt: skip
     # GOLD has two types: one named is 1 TP + 1 FN (0), a wrong one 1 FP + 2 FN (-2.5), none 2 FN (-2)
     utility = 0.0 if accuracy else -2.5 if letter is not None else -2.0
-    assert output["reward"] == trace.reward == pytest.approx(utility + fmt * 0.1)  # the default reward
+    assert output["reward"] == trace.reward == utility + fmt * 0.125  # the default reward, exactly
     assert (output["accuracy"], output["utility"], output["format"], output["answered"]) == (
         trace.rewards["accuracy"].score, trace.rewards["utility"].score, trace.rewards["format"].score,
         trace.metrics["answered"]
@@ -459,17 +459,21 @@ def test_v0_and_v1_score_identically(env: Any, content, reasoning, letter, accur
 @pytest.mark.parametrize(
     ("knobs", "rewards"),
     [
-        ({"reward": "accuracy"}, [1.1, 0.1, 0.0]),
-        ({"reward": "utility"}, [0.1, -2.5 + 0.1, -2.0]),
-        ({"fp_cost": 0.5, "fn_cost": 2.0}, [-1.0 + 0.1, -4.5 + 0.1, -4.0]),
-        ({"reward": "accuracy", "utility_weight": 0.5}, [1.1, -1.25 + 0.1, -1.0]),
-        ({"f1_target": 0.4, "fn_cost": 2.0}, [-1.0 + 0.1, -4.75 + 0.1, -4.0]),  # fp_cost 0.4 * 3 / 1.6 = 0.75
+        ({"reward": "accuracy"}, [1.125, 0.125, 0.0]),
+        ({"reward": "utility"}, [0.125, -2.5 + 0.125, -2.0]),
+        ({"fp_cost": 0.5, "fn_cost": 2.0}, [-1.0 + 0.125, -4.5 + 0.125, -4.0]),
+        ({"reward": "accuracy", "utility_weight": 0.5}, [1.125, -1.25 + 0.125, -1.0]),
+        ({"f1_target": 0.4, "fn_cost": 2.0}, [-1.0 + 0.125, -4.75 + 0.125, -4.0]),  # fp_cost 0.4 * 3 / 1.6 = 0.75
+        # off the grid: utility weight 0.7 -> 45/64, format 0.2 -> 13/64, fp_cost 0.35 -> 22/64
+        ({"utility_weight": 0.7, "format_weight": 0.2, "fp_cost": 0.35}, [13 / 64, -5918 / 4096, -90 / 64]),
     ],
-    ids=["accuracy", "utility", "costs", "accuracy-plus-half-utility", "f1-target"],
+    ids=["accuracy", "utility", "costs", "accuracy-plus-half-utility", "f1-target", "off-the-grid"],
 )
 def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any], rewards: list[float]) -> None:
     """A right, a wrong and an unanswered reply to the two-type pair (GOLD): the v0 rubric and the v1 task give the
-    same reward and the same three terms, for each reward knob setting."""
+    same reward and the same three terms, for each reward knob setting; each total, summed by verifiers itself
+    (v0 ``Rubric.score_group``, v1 ``Trace.reward``), is exactly the grid value, one whose float32 group mean is
+    exact (``exact_group_means``: prime-rl drops a group of them)."""
     env = load_environment(split="train", data_path=str(FIXTURE_JSONL), **knobs)
     row = env.get_eval_dataset()[0]
     (task,) = [t for t in v1_tasks(split="train", data_path=str(FIXTURE_JSONL), **knobs) if t.key == row["info"]["key"]]
@@ -478,7 +482,7 @@ def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any]
         output = asyncio.run(env.run_rollout(row, _scripted_client(content, None), "scripted-model", {}))
         trace = make_trace(task, content, None)
         asyncio.run(task.score(trace))
-        assert output["reward"] == pytest.approx(trace.reward)
+        assert output["reward"] == trace.reward and exact_group_means(trace.reward)
         assert [output[name] for name in ("accuracy", "utility", "format")] == [
             trace.rewards[name].score for name in ("accuracy", "utility", "format")
         ]
@@ -488,8 +492,8 @@ def test_both_stacks_give_the_same_reward_under_every_knob(knobs: dict[str, Any]
         assert {name: trace.metrics[name] for name in METRIC_NAMES} == official
         v1_record = {key: value for key, value in trace.info["drugprot"].items() if key != "prompts"}
         assert output["info"]["drugprot"] == v1_record  # v1 also records the prompts it sent
-        got.append(round(trace.reward, 9))
-    assert got == [round(r, 9) for r in rewards]
+        got.append(trace.reward)
+    assert got == rewards
 
 
 @pytest.fixture(scope="module")
@@ -508,7 +512,7 @@ def test_no_relation_option(env_with_negatives: Any, content: str, letter: str, 
     assert env_with_negatives.parser.parse_answer([{"role": "assistant", "content": content}]) == letter
     assert (output["info"]["drugprot"]["letter"], output["accuracy"], output["format"]) == (letter, accuracy, fmt)
     utility = -0.5 if letter not in (None, "N") else 0.0  # a type on a no-relation pair is a false positive
-    assert (output["utility"], output["reward"]) == (utility, pytest.approx(utility + fmt * 0.1))
+    assert (output["utility"], output["reward"]) == (utility, utility + fmt * 0.125)
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -580,7 +584,7 @@ def test_legacy_vf_eval_end_to_end(tmp_path: Path) -> None:
         seen[row["info"]["key"]] += 1
         assert reply.get("reasoning_content") == reasoning
         assert (row["reward"], row["accuracy"], row["format"], row["answered"]) == (
-            acc * 1.0 + fmt * 0.1, acc, fmt, float(record["letter"] is not None)
+            acc * 1.0 + fmt * 0.125, acc, fmt, float(record["letter"] is not None)
         )  # fmt: skip
         gold_labels = next(q.labels for q in questions if q.key == row["info"]["key"])
         scored = scoring.score_reply(reply["content"], reasoning, gold_labels)

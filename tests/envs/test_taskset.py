@@ -30,7 +30,15 @@ import drugprot
 from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.options import TaskOptions
 from drugprot.core.questions import load_questions
-from drugprot.core.rewards import DEFAULT_WEIGHTS, METRIC_NAMES, REWARD_NAMES, Weights, recorded_metrics, weight_knob
+from drugprot.core.rewards import (
+    DEFAULT_WEIGHTS,
+    METRIC_NAMES,
+    REWARD_NAMES,
+    Weights,
+    exact_group_means,
+    recorded_metrics,
+    weight_knob,
+)
 from drugprot.core.scoring import score_reply
 from drugprot.core.versions import digest
 from drugprot.envs.harness import HARNESS_ID
@@ -64,7 +72,7 @@ def test_verifiers_resolves_the_id_drugprot_to_the_package_exports() -> None:
 
 @pytest.mark.parametrize(("content", "reasoning", "letter", "accuracy", "fmt", "invalid", "fmt_reason"), CASES)
 async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt, invalid, fmt_reason) -> None:
-    task = make_task(GOLD, reward="accuracy")  # the seed recipe's reward: accuracy + 0.1 x format
+    task = make_task(GOLD, reward="accuracy")  # the seed recipe's reward: accuracy + 1/8 x format
     trace = make_trace(task, content, reasoning)
     await task.score(trace)
     assert trace.errors == []
@@ -73,13 +81,13 @@ async def test_reply_through_verifiers(content, reasoning, letter, accuracy, fmt
     # GOLD is a two-type pair: a right letter leaves one gold type a false negative (utility 1 - 1), a wrong one
     # or none is a false positive and two false negatives (-0.5 - 2) or two false negatives (-2)
     utility = {1.0: 0.0, 0.0: -2.5 if letter is not None else -2.0}[accuracy]
-    assert trace.rewards["utility"].score == pytest.approx(utility)
+    assert trace.rewards["utility"].score == utility
     assert {name: reward.weight for name, reward in trace.rewards.items()} == {
         "accuracy": 1.0,
         "utility": 0.0,
-        "format": 0.1,
+        "format": 0.125,
     }
-    assert trace.reward == pytest.approx(accuracy * 1.0 + fmt * 0.1)
+    assert trace.reward == accuracy * 1.0 + fmt * 0.125
     assert trace.metrics["answered"] == float(letter is not None)
     assert trace.info[INFO_KEY] == {
         "letter": letter,
@@ -117,34 +125,40 @@ async def test_weights_come_from_config() -> None:
     task = DrugprotTask(make_task(GOLD).data, config)
     trace = make_trace(task, T + "\\boxed{E} \\boxed{E}", None)  # accurate, bad format
     await task.score(trace)
-    assert trace.rewards["accuracy"].weight == 0.7
+    assert trace.rewards["accuracy"].weight == 45 / 64  # 0.7 on the 1/64 grid
     assert trace.rewards["utility"].weight == 1.0  # not set: the default preset's (reward utility)
-    assert trace.rewards["format"].weight == 0.3
+    assert trace.rewards["format"].weight == 19 / 64  # 0.3
     assert trace.rewards["utility"].score == 0.0  # one of the two gold types: 1 TP, 1 FN
-    assert trace.reward == pytest.approx(0.7)
+    assert trace.reward == 45 / 64
 
 
 @pytest.mark.parametrize(
     ("knobs", "rewards", "total"),
     [
-        ({}, {"accuracy": (0.0, 0.0), "utility": (-1.5, 1.0), "format": (1.0, 0.1)}, -1.4),
-        ({"reward": "utility"}, {"accuracy": (0.0, 0.0), "utility": (-1.5, 1.0), "format": (1.0, 0.1)}, -1.4),
-        ({"reward": "accuracy"}, {"accuracy": (0.0, 1.0), "utility": (-1.5, 0.0), "format": (1.0, 0.1)}, 0.1),
+        ({}, {"accuracy": (0.0, 0.0), "utility": (-1.5, 1.0), "format": (1.0, 0.125)}, -1.375),
+        ({"reward": "utility"}, {"accuracy": (0.0, 0.0), "utility": (-1.5, 1.0), "format": (1.0, 0.125)}, -1.375),
+        ({"reward": "accuracy"}, {"accuracy": (0.0, 1.0), "utility": (-1.5, 0.0), "format": (1.0, 0.125)}, 0.125),
         (
             {"fp_cost": 0.5, "fn_cost": 2.0},
-            {"accuracy": (0.0, 0.0), "utility": (-2.5, 1.0), "format": (1.0, 0.1)},
-            -2.4,
+            {"accuracy": (0.0, 0.0), "utility": (-2.5, 1.0), "format": (1.0, 0.125)},
+            -2.375,
+        ),
+        (  # off the grid: fp_cost 0.35 -> 22/64, format weight 0.1 -> 6/64
+            {"fp_cost": 0.35, "format_weight": 0.1},
+            {"accuracy": (0.0, 0.0), "utility": (-86 / 64, 1.0), "format": (1.0, 6 / 64)},
+            -80 / 64,
         ),
     ],
-    ids=["default", "utility", "accuracy", "costs"],
+    ids=["default", "utility", "accuracy", "costs", "off-the-grid"],
 )
 async def test_the_reward_knob_through_verifiers(knobs, rewards, total) -> None:
     """A wrong type on a single-type pair (1 FP, 1 FN), well formed: every term is recorded, weight 0 included."""
     task = make_task(["INHIBITOR"], **knobs)
     trace = make_trace(task, T + "\\boxed{A}", None)
     await task.score(trace)
-    got = {name: (round(r.score, 9), r.weight) for name, r in trace.rewards.items()}
-    assert (got, round(trace.reward, 9)) == (rewards, total)
+    got = {name: (r.score, r.weight) for name, r in trace.rewards.items()}
+    assert (got, trace.reward) == (rewards, total)  # exact: verifiers' sum of dyadic terms
+    assert exact_group_means(trace.reward)
 
 
 # ------------------------------------------------------------------------------------------------ weights
@@ -221,24 +235,29 @@ def weights(accuracy: float, utility: float, fmt: float) -> Weights:
     ("knobs", "explicit", "rewards", "folded", "weights"),
     [
         # nothing set: the default preset (reward utility), written as entries
-        ({}, set(), {}, entries(0.0, 1.0, 0.1), weights(0.0, 1.0, 0.1)),
+        ({}, set(), {}, entries(0.0, 1.0, 0.125), weights(0.0, 1.0, 0.125)),
         # the accuracy preset: entries, since the @vf.reward weights are the default preset's
-        ({"reward": "accuracy"}, set(), {}, entries(1.0, 0.0, 0.1), weights(1.0, 0.0, 0.1)),
+        ({"reward": "accuracy"}, set(), {}, entries(1.0, 0.0, 0.125), weights(1.0, 0.0, 0.125)),
         # a knob set: its reward's entry
-        ({"format_weight": 0.2}, {"format_weight"}, {}, entries(0.0, 1.0, 0.2), weights(0.0, 1.0, 0.2)),
+        ({"format_weight": 0.25}, {"format_weight"}, {}, entries(0.0, 1.0, 0.25), weights(0.0, 1.0, 0.25)),
         # task.rewards only: the knob reads the entry's weight, over the preset
-        ({}, set(), {"format": Entry(weight=0.2)}, entries(0.0, 1.0, 0.2), weights(0.0, 1.0, 0.2)),
-        ({"reward": "accuracy"}, set(), {"utility": Entry(weight=0.5)}, entries(1.0, 0.5, 0.1),
-         weights(1.0, 0.5, 0.1)),
+        ({}, set(), {"format": Entry(weight=0.25)}, entries(0.0, 1.0, 0.25), weights(0.0, 1.0, 0.25)),
+        ({"reward": "accuracy"}, set(), {"utility": Entry(weight=0.5)}, entries(1.0, 0.5, 0.125),
+         weights(1.0, 0.5, 0.125)),
         # both, agreeing
-        ({"accuracy_weight": 2.0}, {"accuracy_weight"}, {"accuracy": Entry(weight=2.0)}, entries(2.0, 1.0, 0.1),
-         weights(2.0, 1.0, 0.1)),
+        ({"accuracy_weight": 2.0}, {"accuracy_weight"}, {"accuracy": Entry(weight=2.0)}, entries(2.0, 1.0, 0.125),
+         weights(2.0, 1.0, 0.125)),
         # an entry without a weight (a priority, a plugged fn) keeps its fields and takes the knob's weight
-        ({"format_weight": 0.2}, {"format_weight"}, {"format": Entry(fn="m:f", priority=3)},
-         entries(0.0, 1.0, 0.2) | {"format": Entry(fn="m:f", priority=3, weight=0.2)}, weights(0.0, 1.0, 0.2)),
+        ({"format_weight": 0.25}, {"format_weight"}, {"format": Entry(fn="m:f", priority=3)},
+         entries(0.0, 1.0, 0.25) | {"format": Entry(fn="m:f", priority=3, weight=0.25)}, weights(0.0, 1.0, 0.25)),
+        # off the 1/64 grid: a knob's weight and an entry's alike move to it (0.2 -> 13/64, 0.1 -> 6/64)
+        ({"format_weight": 0.2}, {"format_weight"}, {}, entries(0.0, 1.0, 13 / 64), weights(0.0, 1.0, 13 / 64)),
+        ({}, set(), {"format": Entry(weight=0.1)}, entries(0.0, 1.0, 6 / 64), weights(0.0, 1.0, 6 / 64)),
+        ({"format_weight": 0.1}, {"format_weight"}, {"format": Entry(weight=0.1)}, entries(0.0, 1.0, 6 / 64),
+         weights(0.0, 1.0, 6 / 64)),  # both 0.1: the same setting, not a conflict
         # other rewards' entries pass through
         ({}, set(), {"length": Entry(fn="m:g", weight=-0.5)},
-         entries(0.0, 1.0, 0.1) | {"length": Entry(fn="m:g", weight=-0.5)}, weights(0.0, 1.0, 0.1)),
+         entries(0.0, 1.0, 0.125) | {"length": Entry(fn="m:g", weight=-0.5)}, weights(0.0, 1.0, 0.125)),
     ],
 )  # fmt: skip
 def test_fold_weights(
@@ -251,11 +270,11 @@ def test_fold_weights(
 
 
 def test_fold_weights_refuses_a_conflict_naming_both() -> None:
-    task = vf.TaskConfig(rewards={"format": Entry(weight=0.2)})
+    task = vf.TaskConfig(rewards={"format": Entry(weight=0.25)})
     with pytest.raises(DrugprotConfigError) as err:
-        fold_weights(task, knob_weights({"format_weight": 0.3}), {"format_weight"})
+        fold_weights(task, knob_weights({"format_weight": 0.5}), {"format_weight"})
     assert str(err.value) == (
-        "format_weight = 0.3 and task.rewards.format.weight = 0.2 both set the weight of the format reward; "
+        "format_weight = 0.5 and task.rewards.format.weight = 0.25 both set the weight of the format reward; "
         "set only one of them (or both to the same value)"
     )
     assert err.value.knob == "format_weight"
@@ -265,28 +284,28 @@ def test_fold_weights_refuses_a_conflict_naming_both() -> None:
 
 
 def test_config_folds_a_knob_into_task_rewards() -> None:
-    config = DrugprotConfig(id="drugprot", format_weight=0.2)
-    assert config.task.rewards == entries(0.0, 1.0, 0.2)
-    assert (config.accuracy_weight, config.utility_weight, config.format_weight) == (0.0, 1.0, 0.2)
-    assert config.weights() == weights(0.0, 1.0, 0.2)
+    config = DrugprotConfig(id="drugprot", format_weight=0.25)
+    assert config.task.rewards == entries(0.0, 1.0, 0.25)
+    assert (config.accuracy_weight, config.utility_weight, config.format_weight) == (0.0, 1.0, 0.25)
+    assert config.weights() == weights(0.0, 1.0, 0.25)
 
 
 def test_config_knobs_read_the_task_rewards_weights() -> None:
     config = DrugprotConfig(id="drugprot", reward="accuracy", task={"rewards": {"accuracy": {"weight": 0.5}}})
-    assert (config.accuracy_weight, config.utility_weight, config.format_weight) == (0.5, 0.0, 0.1)
-    assert config.task.rewards == entries(0.5, 0.0, 0.1)
+    assert (config.accuracy_weight, config.utility_weight, config.format_weight) == (0.5, 0.0, 0.125)
+    assert config.task.rewards == entries(0.5, 0.0, 0.125)
 
 
 def test_config_conflict_is_a_validation_error() -> None:
     with pytest.raises(pydantic.ValidationError) as err:
-        DrugprotConfig(id="drugprot", format_weight=0.3, task={"rewards": {"format": {"weight": 0.2}}})
-    assert "format_weight = 0.3 and task.rewards.format.weight = 0.2 both set the weight" in str(err.value)
+        DrugprotConfig(id="drugprot", format_weight=0.5, task={"rewards": {"format": {"weight": 0.25}}})
+    assert "format_weight = 0.5 and task.rewards.format.weight = 0.25 both set the weight" in str(err.value)
 
 
 def test_the_shared_default_task_config_is_never_modified() -> None:
     DrugprotConfig(id="drugprot", accuracy_weight=3.0, format_weight=0.2)
     assert DrugprotConfig.model_fields["task"].default.rewards == {}
-    assert DrugprotConfig(id="drugprot").task.rewards == entries(0.0, 1.0, 0.1)
+    assert DrugprotConfig(id="drugprot").task.rewards == entries(0.0, 1.0, 0.125)
 
 
 @pytest.mark.parametrize(
@@ -302,10 +321,10 @@ def test_weights_survive_the_dump_a_launcher_writes(taskset: dict[str, Any]) -> 
     raw = {"taskset": {"id": "drugprot", **taskset}}
     first = resolve_env_config(raw)
     again = resolve_env_config(json.loads(json.dumps(first.model_dump(mode="json"))))
-    assert first.taskset.task.rewards == entries(0.0, 1.0, 0.2)
+    assert first.taskset.task.rewards == entries(0.0, 1.0, 13 / 64)  # 0.2 on the 1/64 grid
     # read back, every knob counts as set (the dump has them all): the same entries, the same weights
-    assert again.taskset.task.rewards == entries(0.0, 1.0, 0.2)
-    assert first.taskset.weights() == again.taskset.weights() == weights(0.0, 1.0, 0.2)
+    assert again.taskset.task.rewards == entries(0.0, 1.0, 13 / 64)
+    assert first.taskset.weights() == again.taskset.weights() == weights(0.0, 1.0, 13 / 64)
 
 
 def test_load_gives_every_task_the_config_task() -> None:
@@ -352,16 +371,17 @@ def served_rewards(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> 
             server.ctx.term()
 
     traces = [trace for episode in asyncio.run(run()) for trace in episode.traces]
-    return [({k: (round(r.score, 9), r.weight) for k, r in trace.rewards.items()}, trace.reward) for trace in traces]
+    return [({k: (r.score, r.weight) for k, r in trace.rewards.items()}, trace.reward) for trace in traces]
 
 
 @pytest.mark.parametrize(
     ("taskset", "weights", "totals"),
     [
-        ({"format_weight": 0.2}, (0.0, 1.0, 0.2), [0.2, -1.3]),
-        ({"task": {"rewards": {"format": {"weight": 0.2}}}}, (0.0, 1.0, 0.2), [0.2, -1.3]),
-        ({"reward": "accuracy", "format_weight": 0.2}, (1.0, 0.0, 0.2), [1.2, 0.2]),
-        ({"fn_cost": 0.5, "format_weight": 0.2}, (0.0, 1.0, 0.2), [0.7, -0.8]),
+        # format weight 0.2 runs, and is recorded, as 13/64 = 0.203125 (the 1/64 grid)
+        ({"format_weight": 0.2}, (0.0, 1.0, 13 / 64), [13 / 64, -1.5 + 13 / 64]),
+        ({"task": {"rewards": {"format": {"weight": 0.2}}}}, (0.0, 1.0, 13 / 64), [13 / 64, -1.5 + 13 / 64]),
+        ({"reward": "accuracy", "format_weight": 0.2}, (1.0, 0.0, 13 / 64), [1 + 13 / 64, 13 / 64]),
+        ({"fn_cost": 0.5, "format_weight": 0.2}, (0.0, 1.0, 13 / 64), [0.5 + 13 / 64, -1.0 + 13 / 64]),
     ],
     ids=["knob", "task.rewards", "reward-accuracy", "fn-cost"],
 )
@@ -375,9 +395,11 @@ def test_env_server_scores_with_the_configured_weight(
     accuracy, utility, fmt = weights
     assert [rewards for rewards, _ in got] == [
         {"accuracy": (1.0, accuracy), "utility": (1.0 - fn_cost, utility), "format": (1.0, fmt)},
-        {"accuracy": (0.0, accuracy), "utility": (round(-0.5 - fn_cost, 9), utility), "format": (1.0, fmt)},
+        {"accuracy": (0.0, accuracy), "utility": (-0.5 - fn_cost, utility), "format": (1.0, fmt)},
     ]
-    assert [round(reward, 9) for _, reward in got] == totals
+    # exactly: what prime-rl reads (Trace.reward, verifiers' own sum) is on the grid; its group means are exact
+    assert [reward for _, reward in got] == totals
+    assert all(exact_group_means(reward) for reward in totals)
 
 
 def test_v1_config_validates_knobs_and_data(fixture_jsonl: Path, tmp_path: Path) -> None:

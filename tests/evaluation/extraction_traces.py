@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from drugprot.core.extraction import ExtractionGold
-from drugprot.core.rewards import Reward
+from drugprot.core.rewards import PRESETS, Reward, accuracy_term
 from drugprot.core.scoring import score_extraction
 
 THINK = "<think>The text says how each chemical acts on each gene product.</think>\n"
@@ -83,8 +83,8 @@ def extraction_trace(
         "nodes": nodes,
         "calls": [{"node": 2, "model": "m", "finish_reason": "stop"}] if reply is not None else [],
         "rewards": {
-            "accuracy": {"score": score.accuracy, "weight": 1.0},
-            "format": {"score": score.format, "weight": 0.1},
+            "accuracy": {"score": accuracy_term(score), "weight": 1.0},
+            "format": {"score": score.format, "weight": PRESETS["accuracy"].format},
         }
         if reply is not None
         else {"accuracy": None, "format": None},
@@ -137,8 +137,8 @@ def legacy_row(pmid: str, gold: ExtractionGold, reply: str) -> dict[str, Any]:
             "ceiling": [len(gold.relations), len(gold.relations)],
             "drugprot": score.as_info(),
         },
-        "reward": Reward("accuracy").value(score),  # a run of the seed recipe's reward (accuracy + 0.1 x format)
-        "accuracy": score.accuracy,
+        "reward": Reward("accuracy").value(score),  # a run of the seed recipe's reward (accuracy + 1/8 x format)
+        "accuracy": accuracy_term(score),
         "format": score.format,
         "answered": float(score.answered),
         "token_usage": {"input_tokens": 900, "output_tokens": 60},

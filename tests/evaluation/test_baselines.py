@@ -204,10 +204,10 @@ def test_lexical_figures_on_the_fixture_positive_only(fixture_jsonl: Path) -> No
     assert close(got["macro_f1"], Fraction(116, 273))
     assert close(got["per_class"]["INDIRECT-UPREGULATOR"]["f1"], Fraction(6, 7))
     assert (got["invalid_rate"], got["format_rate"], got["setting"]["mode"]) == (0.0, 1.0, "positive-only")
-    # the default reward, utility + 0.1 x format: (17 TP - 0.5 x 10 FP - 11 FN) / 27 + 0.1 = 1/27 + 1/10
-    assert close(got["mean_reward"], Fraction(1, 27) + Fraction(1, 10))
+    # the default reward, utility + 1/8 x format: (17 TP - 0.5 x 10 FP - 11 FN) / 27 + 1/8 = 1/27 + 1/8
+    assert close(got["mean_reward"], Fraction(1, 27) + Fraction(1, 8))
     options = TaskOptions(split="train", data_path=str(fixture_jsonl), reward="accuracy")
-    assert close(summarize(baseline_run("lexical", options))["mean_reward"], Fraction(17, 27) + Fraction(1, 10))
+    assert close(summarize(baseline_run("lexical", options))["mean_reward"], Fraction(17, 27) + Fraction(1, 8))
 
 
 def test_lexical_figures_on_the_fixture_with_all_negatives(fixture_jsonl: Path) -> None:
@@ -247,16 +247,16 @@ def test_baseline_cli_json_and_comparison(fixture_jsonl: Path, capsys: pytest.Ca
     assert payload["run"]["versions"] == {
         "env": drugprot.__version__,
         "prompt": "1",
-        "scorer": "3",
+        "scorer": "4",
         "data": "file",
         "reward": "utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), "
-        "weights accuracy 0, utility 1, format 0.1",
+        "weights accuracy 0, utility 1, format 0.125",
     }
-    assert close(payload["mean_reward"], Fraction(1, 27) + Fraction(1, 10))
+    assert close(payload["mean_reward"], Fraction(1, 27) + Fraction(1, 8))
     assert cli_main([*base, "lexical", "--json", "--reward", "accuracy", "--fn-cost", "2"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["run"]["versions"]["reward"] == "accuracy, weights accuracy 1, utility 0, format 0.1"
-    assert close(payload["mean_reward"], Fraction(17, 27) + Fraction(1, 10))
+    assert payload["run"]["versions"]["reward"] == "accuracy, weights accuracy 1, utility 0, format 0.125"
+    assert close(payload["mean_reward"], Fraction(17, 27) + Fraction(1, 8))
     assert cli_main([*base, "majority", "lexical", "--negatives", "1"]) == 0
     out = capsys.readouterr().out
     assert "[1] baseline majority" in out and "[2] baseline lexical" in out and "negatives 1" in out
@@ -377,8 +377,8 @@ def test_lexical_extraction_figures_on_the_fixture(fixture_jsonl: Path) -> None:
     assert (got["micro_precision"], got["micro_recall"]) == (0.5, pytest.approx(4 / 7, abs=1e-12))
     assert close(got["micro_f1"], Fraction(8, 15))
     mean = (Fraction(1, 2) * 2 + 3 + Fraction(2, 7) + Fraction(3, 4) + Fraction(2, 9)) / 9
-    # the default reward: utility (16 TP - 0.5 x 16 FP - 12 FN, over 9 abstracts) + 0.1 x format
-    assert close(got["accuracy"], mean) and close(got["mean_reward"], Fraction(16 - 8 - 12, 9) + Fraction(1, 10))
+    # the default reward: utility (16 TP - 0.5 x 16 FP - 12 FN, over 9 abstracts) + 1/8 x format
+    assert close(got["accuracy"], mean) and close(got["mean_reward"], Fraction(16 - 8 - 12, 9) + Fraction(1, 8))
     assert (got["format_rate"], got["invalid_rate"], got["quality"]["predicted_relations"]) == (1.0, 0.0, 32)
     assert close(got["exact_match"], Fraction(3, 9))
     assert got["setting"]["comparable_with_official"] is False and got["run"]["model"] == "baseline:lexical"

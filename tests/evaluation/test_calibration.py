@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from fractions import Fraction
 
 import pytest
 
 from drugprot.core.options import TaskOptions
-from drugprot.core.rewards import Costs, fp_cost_for_f1
+from drugprot.core.rewards import Costs, fp_cost_for_f1, threshold
 from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.records import Run
 from drugprot.modes.extraction.render import format_extraction_report
@@ -25,7 +24,8 @@ FIXTURE = {"split": "train", "data_path": str(FIXTURE_JSONL)}
 def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -> None:
     """The lexical baseline on the fixture with every candidate, trained at f1_target 0.3 and fn_cost 2: official
     TP 16, FP 16, FN 12, so F = 32/60 = 8/15, the threshold 4/15, and fp_cost = F*(1+2)/(2-F) = 12/11 at the run's
-    recorded fn_cost 2 (its own fp_cost, from f1_target 0.3, is 0.3*3/1.7 = 9/17: threshold 0.15)."""
+    recorded fn_cost 2 (its own fp_cost, from f1_target 0.3, is 0.3*3/1.7 = 9/17, run on the 1/64 reward grid as
+    34/64: threshold 0.1504)."""
     options = TaskOptions(**FIXTURE, negatives="all", f1_target=0.3, fn_cost=2)
     report = summarize(baseline_run("lexical", options), resamples=200, seed=0)
     got = report["calibration"]
@@ -45,10 +45,11 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
         "fp_cost_low": fp_cost_for_f1(low, 2.0),
         "fp_cost_high": fp_cost_for_f1(high, 2.0),
         "advice": {"knob": "f1_target", "value": "0.533", "why": None},
-        "run_fp_cost": pytest.approx(float(Fraction(9, 17)), abs=1e-15),
-        "run_threshold": pytest.approx(0.15, abs=1e-15),
+        "run_fp_cost": 34 / 64,
+        "run_threshold": (34 / 64) / (1 + 34 / 64 + 2),
     }
-    assert Costs(got["fp_cost"], 2.0).threshold == pytest.approx(got["threshold"], abs=1e-15)
+    assert threshold(got["fp_cost"], 2.0) == pytest.approx(got["threshold"], abs=1e-15)
+    assert abs(Costs(got["fp_cost"], 2.0).fp - got["fp_cost"]) <= 1 / 128  # the knob runs it on the 1/64 grid
     assert got["fp_cost_low"] < got["fp_cost"] < got["fp_cost_high"]  # the interval of F, mapped (increasing)
     text = format_report(report).splitlines()
     assert "fp_cost from f1_target 0.3)" in next(line for line in text if line.startswith("  reward: "))
@@ -60,7 +61,7 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
     assert text[i + 1] == (
         f"    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 1.091 "
         f"[{got['fp_cost_low']:.3f}, "
-        f"{got['fp_cost_high']:.3f}] with fn_cost 2 (recipe: f1_target = 0.533); this run's fp_cost 0.529412 puts it "
+        f"{got['fp_cost_high']:.3f}] with fn_cost 2 (recipe: f1_target = 0.533); this run's fp_cost 0.53125 puts it "
         "at 0.150"
     )
     json.dumps(report, allow_nan=False)

@@ -32,8 +32,11 @@ def test_an_extraction_trace_is_an_extraction_rollout() -> None:
     assert rollout == ExtractionRollout(
         "100",
         GOLD_100,
-        ExtractionAnswer((("T1", "T2", "INHIBITOR"),), 2 / 3, malformed=1, duplicate=1, format_reason="malformed_line"),
-        reward=2 / 3,
+        # the recorded accuracy reward: the per-document F1 2/3 on the 1/64 reward grid
+        ExtractionAnswer(
+            (("T1", "T2", "INHIBITOR"),), 43 / 64, malformed=1, duplicate=1, format_reason="malformed_line"
+        ),
+        reward=43 / 64,
         input_tokens=900,
         output_tokens=60,
         ceiling=(2, 2, None),  # a two-count record (a run made before the one-answer-per-pair count)
@@ -41,7 +44,7 @@ def test_an_extraction_trace_is_an_extraction_rollout() -> None:
     (legacy,) = read_line(json.dumps(legacy_row("100", GOLD_100, block("T1 | T2 | E"))).encode(), file="r", line=1,
                           legacy=True)  # fmt: skip
     assert isinstance(legacy, ExtractionRollout) and legacy.answer.relations == (("T1", "T2", "INHIBITOR"),)
-    assert (legacy.answer.accuracy, legacy.rescored) == (2 / 3, False)
+    assert (legacy.answer.accuracy, legacy.rescored) == (43 / 64, False)
 
 
 def test_a_scorer_2_record_that_rejected_a_swapped_line_is_re_scored(tmp_path: Path) -> None:

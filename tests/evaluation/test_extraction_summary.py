@@ -69,7 +69,7 @@ def test_hand_run_figures(tmp_path: Path) -> None:
     assert close(majority["micro_f1"], Fraction(2, 3))
     assert close(got["accuracy"], Fraction(5, 12)) and close(got["mean_at_k"], Fraction(5, 12))
     assert close(got["exact_match"], Fraction(1, 3)) and got["majority_exact_match"] == 0.5
-    assert close(got["mean_reward"], Fraction(28, 60))  # 1.1 + 0.5 + 0 + 1.1 + 0.1 + 0
+    assert close(got["mean_reward"], Fraction(23, 48))  # (1.125 + 0.5 + 0 + 1.125 + 0.125 + 0) / 6
     assert got["quality"] == {
         "rejected_lines": {"malformed": 0, "unknown_id": 1, "wrong_entity_type": 0, "duplicate": 0},
         "rollouts_with_rejected_lines": 1,

@@ -19,7 +19,7 @@ import pytest
 from drugprot.core.labels import NO_RELATION, RELATION_NAMES
 from drugprot.core.metrics import score_relations
 from drugprot.core.options import TaskOptions
-from drugprot.core.rewards import PRESETS, fp_cost_for_f1
+from drugprot.core.rewards import PRESETS, fp_cost_for_f1, on_grid
 from drugprot.evaluation.baselines import baseline_run
 from drugprot.evaluation.calibration import advice, calibration_lines, calibration_summary
 from drugprot.evaluation.forecast import RECIPE_BATCH_SIZE, Z_POWER, Z_TEST, forecast_summary
@@ -174,8 +174,9 @@ def test_a_forecast_without_rewards_or_groups_says_why() -> None:
 @pytest.mark.parametrize(
     ("target", "fn", "expected"),
     [
-        (1.0, 1.0, {"knob": "fp_cost", "value": "2.000", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
-        (0.9996, 1.0, {"knob": "fp_cost", "value": "1.998", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
+        (1.0, 1.0, {"knob": "fp_cost", "value": "2.0", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
+        (0.9996, 1.0, {"knob": "fp_cost", "value": "2.0", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
+        (0.9996, 100.0, {"knob": "fp_cost", "value": "100.921875", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
         (0.0004, 1.0, {"knob": "f1_target", "value": "0.0004", "why": None}),
         (0.38, 1.0, {"knob": "f1_target", "value": "0.380", "why": None}),
         (0.999, 1000.0, {"knob": "f1_target", "value": "0.999", "why": None}),
@@ -196,7 +197,7 @@ def test_the_line_advises_only_values_the_knobs_accept(target: float, fn: float,
     assert got == expected
     if got["knob"] == "f1_target":  # the printed value, given to the knob, is accepted
         options = TaskOptions(**FIXTURE, f1_target=float(got["value"]), fn_cost=fn)
-        assert options.fp_cost == fp_cost_for_f1(float(got["value"]), fn)
+        assert options.fp_cost == on_grid(fp_cost_for_f1(float(got["value"]), fn))
     elif got["knob"] == "fp_cost":
         assert TaskOptions(**FIXTURE, fp_cost=float(got["value"]), fn_cost=fn).fp_cost == float(got["value"])
 
@@ -205,7 +206,7 @@ def test_the_line_at_f_one_recommends_the_cost_itself() -> None:
     lines = calibration_lines(calibration_summary(1.0, None, []))
     assert lines[1] == (
         "    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 2.000 with fn_cost 1 (the "
-        "default: the run recorded no valid costs) (recipe: fp_cost = 2.000; f1_target takes 0 < F < 1, and F = 1.000)"
+        "default: the run recorded no valid costs) (recipe: fp_cost = 2.0; f1_target takes 0 < F < 1, and F = 1.000)"
     )
     assert "(recipe: f1_target = 0.0004)" in calibration_lines(calibration_summary(0.0004, None, []))[1]
 

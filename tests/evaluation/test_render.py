@@ -169,9 +169,9 @@ def test_the_header_prints_the_recorded_reward(tmp_path: Path, capsys: pytest.Ca
         (
             Reward(),
             "  reward: utility (TP 1, FP -0.5, FN -1; states a relation when p > 0.200), "
-            "weights accuracy 0, utility 1, format 0.1",
+            "weights accuracy 0, utility 1, format 0.125",
         ),
-        (Reward("accuracy"), "  reward: accuracy, weights accuracy 1, utility 0, format 0.1"),
+        (Reward("accuracy"), "  reward: accuracy, weights accuracy 1, utility 0, format 0.125"),
     ):
         run = versioned_run(tmp_path / reward.kind, versions_record(scorer="3", reward=reward.record()))
         assert cli_main(["report", str(run)]) == 0
@@ -225,8 +225,8 @@ def test_a_comparison_warns_when_the_runs_differ_in_a_version(
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
     assert notes == [
         "  note: the runs differ in reward (reward [1] utility (TP 1, FP -0.5, FN -1; states a relation when "
-        "p > 0.200), weights accuracy 0, utility 1, format 0.1, [2] accuracy, weights accuracy 1, utility 0, format "
-        "0.1): compare with care"
+        "p > 0.200), weights accuracy 0, utility 1, format 0.125, [2] accuracy, weights accuracy 1, utility 0, "
+        "format 0.125): compare with care"
     ]
 
 

@@ -59,7 +59,7 @@ Rewards (accuracy = the abstract's F1 over (chemical, gene, type) triples)
   mean@3 (per abstract)      0.417
   exact match (rollouts)     0.333
   exact match (majority)     0.500
-  mean reward                0.467
+  mean reward                0.479
 
 Official DrugProt metric (13 types, every chemical-gene pair of each abstract, NO-RELATION never scored)
                               P      R      F1      TP     FP     FN   F1 95% interval

@@ -160,8 +160,8 @@ def test_report_on_a_real_vf_eval_run(tmp_path: Path, fixture_run: FixtureRun) -
         ("reasoning_incomplete", 3),
         ("several_boxed_answers", 1),
     ]
-    # the default reward, utility + 0.1 x format: (19 TP - 0.5 x 4 FP - 9 FN) / 27 + 0.1 x 22 / 27
-    assert close(got["mean_reward"], (19 - Fraction(1, 2) * 4 - 9) / 27 + Fraction(22, 270))
+    # the default reward, utility + 1/8 x format: (19 TP - 0.5 x 4 FP - 9 FN) / 27 + 1/8 x 22 / 27
+    assert close(got["mean_reward"], (19 - Fraction(1, 2) * 4 - 9) / 27 + Fraction(22, 27 * 8))
     replies = fixture_run.replies.values()
     outputs = sum(count_tokens(r.content) + count_tokens(r.reasoning_content) for r in replies)
     assert (got["tokens"]["rollouts_with_usage"], got["tokens"]["total_output"]) == (27, outputs)
@@ -341,10 +341,11 @@ def test_report_on_a_real_vf_eval_extraction_run(tmp_path: Path, capsys: pytest.
     assert got["micro_counts"] == {"tp": 38, "fp": 2, "fn": 18}
     assert got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
     assert close(got["majority"]["micro_f1"], Fraction(19, 24)) and close(got["micro_f1"], Fraction(19, 24))
-    accuracy = (Fraction(2, 3) + Fraction(1, 2) + 5) / 9  # the five perfect abstracts: 1 each
+    # the recorded accuracy rewards (per-document F1 on the 1/64 grid: 2/3 -> 43/64); the five perfect abstracts: 1
+    accuracy = (Fraction(43, 64) + Fraction(1, 2) + 5) / 9
     assert close(got["accuracy"], accuracy) and close(got["format_rate"], Fraction(7, 9))  # not 90000002, 90000005
-    # the default reward: utility (19 TP - 0.5 x (1 FP + 1 unknown id) - 9 FN per 9 abstracts) + 0.1 x format
-    assert close(got["mean_reward"], (19 - Fraction(1, 2) * 2 - 9) / 9 + Fraction(7, 90))
+    # the default reward: utility (19 TP - 0.5 x (1 FP + 1 unknown id) - 9 FN per 9 abstracts) + 1/8 x format
+    assert close(got["mean_reward"], (19 - Fraction(1, 2) * 2 - 9) / 9 + Fraction(7, 72))
     assert got["quality"]["rejected_lines"]["unknown_id"] == 2 and got["quality"]["reasoning_incomplete"] == 2
     assert close(got["exact_match"], Fraction(5, 9)) and close(got["invalid_rate"], Fraction(1, 9))
     assert got["lines"]["corrupt"] == 0 and got["errored"]["rollouts"] == 0

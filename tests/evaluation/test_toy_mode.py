@@ -381,7 +381,7 @@ async def test_the_environment_builds_prompts_scores_and_validates_a_third_mode(
         "utility": -1.5,  # one false positive (0.5) and one false negative (1)
         "format": 1.0,
     }
-    assert wrong.reward == pytest.approx(-1.5 + 0.1)
+    assert wrong.reward == -1.5 + 0.125
     assert {k: wrong.metrics[k] for k in ("answered", "correct", "official_tp", "official_fp", "official_fn")} == {
         "answered": 1.0,
         "correct": 0.0,

@@ -18,14 +18,17 @@ from drugprot.core.rewards import (
     DEFAULT_FN_COST,
     DEFAULT_FP_COST,
     DEFAULT_REWARD,
+    MAX_COST,
     PRESETS,
     REWARD_KINDS,
     REWARD_NAMES,
     Costs,
     Reward,
     Weights,
-    check_reward_knob,
+    checked_reward_knob,
     fp_cost_for_f1,
+    on_grid,
+    shown_value,
     weight_knob,
 )
 from drugprot.core.sources import SPLITS, hub_source
@@ -68,7 +71,7 @@ KNOBS: tuple[Knob, ...] = (
     ),
     Knob(weight_knob("accuracy"), None, "weight of the `accuracy` reward; unset: the `reward` preset's (0 or 1)"),
     Knob(weight_knob("utility"), None, "weight of the `utility` reward; unset: the `reward` preset's (1 or 0)"),
-    Knob(weight_knob("format"), None, "weight of the `format` reward; unset: the `reward` preset's (0.1)"),
+    Knob(weight_knob("format"), None, "weight of the `format` reward; unset: the `reward` preset's (0.125)"),
     Knob("mark_entities", True, "mark the pair's two mentions with <chemical>/<gene> tags"),
     Knob("negatives", 0, "NO-RELATION candidates: 0, k per gold pair, or `all` same-sentence pairs"),
     Knob("mode", "pair", "`pair`: one task per chemical-gene pair; `extraction`: one task per abstract"),
@@ -130,7 +133,8 @@ class TaskOptions:
     """The ``reward`` knob: ``utility`` or ``accuracy`` (``drugprot.core.rewards.REWARD_KINDS``), a preset of the
     weights (``PRESETS``)."""
     fp_cost: float | None = None
-    """None: derived from ``f1_target`` when set, else ``DEFAULT_FP_COST``. Always a float once built."""
+    """None: derived from ``f1_target`` when set, else ``DEFAULT_FP_COST``. Always a float on the reward grid
+    (``rewards.on_grid``) once built, as is ``fn_cost``."""
     fn_cost: float = DEFAULT_FN_COST
     f1_target: float | None = None
     """The micro-F1 the utility is calibrated for (``resolve_fp_cost``); None: ``fp_cost`` as given."""
@@ -180,11 +184,12 @@ class TaskOptions:
                 f"unknown reward {self.reward!r}; expected one of {', '.join(REWARD_KINDS)}", knob="reward"
             )
         object.__setattr__(self, "fp_cost", resolve_fp_cost(self.fp_cost, self.fn_cost, self.f1_target))
-        Costs(self.fp_cost, self.fn_cost)  # raises DrugprotConfigError naming fp_cost or fn_cost
+        costs = Costs(self.fp_cost, self.fn_cost)  # raises DrugprotConfigError naming fp_cost or fn_cost
+        object.__setattr__(self, "fp_cost", costs.fp)  # on the reward grid, as the run records them
+        object.__setattr__(self, "fn_cost", costs.fn)
         if self.weights is None:
             object.__setattr__(self, "weights", PRESETS[self.reward])
-        for reward in REWARD_NAMES:  # the one reward-knob check, as for the costs (``check_reward_knob``)
-            check_reward_knob(weight_knob(reward), getattr(self.weights, reward))
+        # a Weights is checked and on the reward grid (``check_reward_knob``), like the costs
         object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
         registry.lookup(self.mode).check_options(self)
 
@@ -240,34 +245,53 @@ def exclusive_costs(fp_cost: object, f1_target: object) -> None:
     """
     if fp_cost is not None and f1_target is not None:
         raise DrugprotConfigError(
-            f"f1_target ({f1_target!r}) and fp_cost ({fp_cost!r}) both set the utility's false-positive cost; set "
-            "one of them (f1_target derives fp_cost = F*(1+fn_cost)/(2-F))",
+            f"f1_target ({shown_value(f1_target)}) and fp_cost ({shown_value(fp_cost)}) both set the utility's "
+            "false-positive cost; set one of them (f1_target derives fp_cost = F(1+fn_cost)/(2-F))",
             knob="f1_target",
         )
+
+
+def check_f1_target(value: object) -> float:
+    """The one check of the ``f1_target`` knob, for both stacks (the v1 config checks the raw value here before
+    pydantic converts it): a real number strictly between 0 and 1.
+
+    Raises:
+        DrugprotConfigError: ``f1_target must be a micro-F1 strictly between 0 and 1 (...), got <value>``, the value
+            shown in at most 40 characters (an integer of 5,000 digits included).
+    """
+    if not _is_number(value) or not 0 < value < 1:  # type: ignore[operator]  # NaN fails the comparison
+        raise DrugprotConfigError(
+            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
+            f"calibration line), got {shown_value(value)}",
+            knob="f1_target",
+        )
+    return float(value)  # type: ignore[arg-type]
 
 
 def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | None) -> float:
-    """The ``fp_cost`` in effect: ``fp_cost_for_f1(f1_target, fn_cost)`` with a target, else ``fp_cost``, else the
-    default. An ``fp_cost`` equal to what the target derives is the same setting (a ``dataclasses.replace`` of
-    built options carries both); a different one is refused as at the knobs (``exclusive_costs``).
+    """The ``fp_cost`` in effect: ``fp_cost_for_f1(f1_target, fn_cost)`` with a target, on the reward grid
+    (``on_grid``: the derived 0.352941 at F 0.3 runs as 0.359375), else ``fp_cost``, else the default. An
+    ``fp_cost`` on the same grid point as the target's is the same setting (a ``dataclasses.replace`` of built
+    options carries both); a different one is refused as at the knobs (``exclusive_costs``).
 
     Raises:
-        DrugprotConfigError: ``f1_target`` not a number in the open interval (0, 1), or an ``fp_cost`` that
-            contradicts it.
+        DrugprotConfigError: ``f1_target`` not a number in the open interval (0, 1), one that derives a cost above
+            ``MAX_COST`` (both naming ``f1_target``), or an ``fp_cost`` that contradicts it.
     """
     if f1_target is None:
         return DEFAULT_FP_COST if fp_cost is None else fp_cost
-    if not _is_number(f1_target) or not 0 < f1_target < 1:  # NaN fails the comparison
-        raise DrugprotConfigError(
-            "f1_target must be a micro-F1 strictly between 0 and 1 (F*, the best F1 the model reaches: the report's "
-            f"calibration line), got {f1_target!r}",
-            knob="f1_target",
-        )
+    check_f1_target(f1_target)
     try:
-        check_reward_knob("fn_cost", fn_cost)
+        fn = checked_reward_knob("fn_cost", fn_cost)
     except DrugprotConfigError:
         return DEFAULT_FP_COST if fp_cost is None else fp_cost  # Costs names fn_cost
-    derived = fp_cost_for_f1(f1_target, fn_cost)
-    if fp_cost is not None and fp_cost != derived:
+    derived = fp_cost_for_f1(f1_target, fn)
+    if on_grid(derived) > MAX_COST:
+        raise DrugprotConfigError(
+            f"f1_target {f1_target:g} with fn_cost {fn:g} derives fp_cost {derived:.6g}, above the largest cost "
+            f"{MAX_COST:g}; lower f1_target or fn_cost",
+            knob="f1_target",
+        )
+    if fp_cost is not None and (not _is_number(fp_cost) or on_grid(fp_cost) != on_grid(derived)):
         exclusive_costs(fp_cost, f1_target)
-    return derived
+    return on_grid(derived)

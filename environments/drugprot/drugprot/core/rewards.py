@@ -28,6 +28,15 @@ serves both modes, both verifiers stacks, the baselines and the report:
   knob sets from the calibration line ``drugprot report`` prints for a run in the official setting.
 * ``format``: 1 for completed reasoning and exactly one answer (``drugprot.core.parsing``), unchanged.
 
+Every cost and weight lies on the reward grid, a multiple of ``1/REWARD_GRID`` (``on_grid``: a value given off it
+moves to the nearest multiple, by at most 1/128; ``Costs`` and ``Weights`` snap what they are given, and the run
+records the snapped value), and so does the accuracy term (the per-document F1 of extraction mode, snapped), so
+every reward is a dyadic rational with few significant bits. That is what prime-rl needs to drop a group that
+cannot teach: it computes the advantage as ``rewards - rewards.mean()`` in torch float32 and drops only tokens whose
+advantage is exactly 0.0, and the float32 mean of ``n`` equal rewards is exactly that reward only when every
+partial sum ``k·r`` (k ≤ n) is exact in float32 (``exact_group_means``). With a reward of 0.1 it is not: 8 × 0.1
+has a mean of 0.10000000894, an advantage of −7.45e-9, and the group trains (README, "The reward").
+
 In extraction mode a line that names an unknown mention id or two mentions of one entity type counts as a false
 positive of the utility: the official scorer ignores such lines, so counting them is stricter than the metric and
 a reply can only lose by them.
@@ -53,14 +62,48 @@ DEFAULT_REWARD: Final = "utility"
 DEFAULT_FP_COST: Final = 0.5
 DEFAULT_FN_COST: Final = 1.0
 
+REWARD_GRID: Final = 64
+"""Every cost and weight, and the accuracy term, is a multiple of ``1 / REWARD_GRID`` (``on_grid``)."""
+GROUP_SIZES: Final = 256
+"""The largest group of equal rewards whose float32 mean ``exact_group_means`` guarantees (prime-rl's groups are
+``rollouts_per_example``, 8 to 32 in practice)."""
+
+
+def on_grid(value: float) -> float:
+    """``value`` moved to the nearest multiple of ``1 / REWARD_GRID`` (ties to even), by at most
+    ``1 / (2 · REWARD_GRID)`` = 1/128: 0.1 → 0.09375, 0.35 → 0.34375, 0.5 → 0.5. ``value`` is finite."""
+    return round(value * REWARD_GRID) / REWARD_GRID
+
+
+def exact_group_means(reward: float, sizes: int = GROUP_SIZES) -> bool:
+    """Whether the float32 mean of ``n`` copies of ``reward`` is exactly ``reward`` for every ``n`` up to ``sizes``,
+    whatever the order of the summation: ``reward`` is a float32 and every partial sum ``k · reward`` (k ≤ sizes) is
+    one too, so each addition is exact and ``n · reward / n`` is ``reward``. prime-rl then gives an all-equal
+    group advantages of exactly 0.0 and drops it (``orchestrator/algo/grpo.py``, ``orchestrator/train_sink.py``).
+
+    A float32 is ``m · 2^e`` with an odd ``m`` below 2^24 (e from -149, the subnormals, to 104), so the condition
+    is on the odd part of ``k · m``: ``max_odd(k ≤ sizes) · m < 2^24``."""
+    if reward == 0:
+        return True
+    odd, denominator = abs(float(reward)).as_integer_ratio()  # in lowest terms: odd numerator, 2^-exponent
+    while odd % 2 == 0:
+        odd //= 2
+    largest_odd_k = sizes if sizes % 2 else sizes - 1
+    return largest_odd_k * odd < 2**24 and denominator <= 2**149 and abs(reward) * sizes < 2.0**127
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Weights:
-    """The weight of each reward term: ``reward = Σ term × weight`` over ``REWARD_NAMES``."""
+    """The weight of each reward term: ``reward = Σ term × weight`` over ``REWARD_NAMES``. Each weight is checked
+    (``check_reward_knob``, naming its knob) and put on the reward grid (``on_grid``)."""
 
     accuracy: float
     utility: float
     format: float
+
+    def __post_init__(self) -> None:
+        for name in ("accuracy", "utility", "format"):  # REWARD_NAMES, defined from these fields below
+            object.__setattr__(self, name, check_reward_knob(weight_knob(name), getattr(self, name)))
 
     def of(self, reward: str) -> float:
         """The weight of the reward named ``reward`` (one of :data:`REWARD_NAMES`).
@@ -74,16 +117,6 @@ class Weights:
 
     def as_dict(self) -> dict[str, float]:
         return {name: self.of(name) for name in REWARD_NAMES}
-
-
-REWARD_NAMES: Final = tuple(f.name for f in fields(Weights))
-"""The weighted rewards by name, in order: the v1 ``@vf.reward`` methods and the v0 rubric functions."""
-PRESETS: Final[Mapping[str, Weights]] = {
-    "utility": Weights(accuracy=0.0, utility=1.0, format=0.1),
-    "accuracy": Weights(accuracy=1.0, utility=0.0, format=0.1),
-}
-"""The weights each value of the ``reward`` knob selects; a weight knob set explicitly overrides its entry."""
-DEFAULT_WEIGHTS: Final = PRESETS[DEFAULT_REWARD]
 
 
 def weight_knob(reward: str) -> str:
@@ -119,7 +152,7 @@ sum overflow to ``inf`` and the mean reward ``nan``.
 """
 
 
-def _shown(value: object) -> str:
+def shown_value(value: object) -> str:
     """``repr(value)`` for a message, at most 40 characters (an integer of 5,000 digits has no ``repr``)."""
     try:
         text = repr(value)
@@ -128,10 +161,9 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def check_reward_knob(name: str, value: object) -> float:
-    """The one validation of a reward knob (``fp_cost``, ``fn_cost`` and the ``*_weight`` knobs), for both stacks:
-    the v1 ``DrugprotConfig`` checks each field's raw value here before pydantic converts it, and ``TaskOptions``
-    (the v0 adapter's route) through ``Costs`` and its weights.
+def checked_reward_knob(name: str, value: object) -> float:
+    """``value`` as a float when it is a valid value of the reward knob ``name``, as given (not snapped: a
+    recorded cost is read as recorded).
 
     A knob is a real number (an int or a float, never a boolean: ``fn_cost = false`` in a TOML is refused, not read
     as 0), finite, from 0 to ``MAX_COST`` for a cost and from ``-MAX_WEIGHT`` to ``MAX_WEIGHT`` for a weight.
@@ -143,9 +175,32 @@ def check_reward_knob(name: str, value: object) -> float:
     real = isinstance(value, int | float) and not isinstance(value, bool)
     if not (real and low <= value <= high):  # type: ignore[operator]  # False for nan; exact for a huge int
         raise DrugprotConfigError(
-            f"{name} must be a real number from {low:g} to {high:g}, got {_shown(value)}", knob=name
+            f"{name} must be a real number from {low:g} to {high:g}, got {shown_value(value)}", knob=name
         )
     return float(value)  # type: ignore[arg-type]
+
+
+def check_reward_knob(name: str, value: object) -> float:
+    """The one validation of a reward knob (``fp_cost``, ``fn_cost`` and the ``*_weight`` knobs), for both stacks:
+    the v1 ``DrugprotConfig`` checks each field's raw value here before pydantic converts it, and ``TaskOptions``
+    (the v0 adapter's route) through ``Costs`` and ``Weights``. Returns the value on the reward grid (``on_grid``):
+    ``fp_cost = 0.35`` runs, and is recorded, as 0.34375.
+
+    Raises:
+        DrugprotConfigError: as ``checked_reward_knob``.
+    """
+    return on_grid(checked_reward_knob(name, value))
+
+
+REWARD_NAMES: Final = tuple(f.name for f in fields(Weights))
+"""The weighted rewards by name, in order: the v1 ``@vf.reward`` methods and the v0 rubric functions."""
+PRESETS: Final[Mapping[str, Weights]] = {
+    "utility": Weights(accuracy=0.0, utility=1.0, format=0.125),
+    "accuracy": Weights(accuracy=1.0, utility=0.0, format=0.125),
+}
+"""The weights each value of the ``reward`` knob selects; a weight knob set explicitly overrides its entry. The format
+weight is 1/8 (0.1 before scorer version 4, which left groups of equal rewards in prime-rl's batches)."""
+DEFAULT_WEIGHTS: Final = PRESETS[DEFAULT_REWARD]
 
 
 def fp_cost_for_f1(f1: float, fn_cost: float = DEFAULT_FN_COST) -> float:
@@ -157,15 +212,16 @@ def fp_cost_for_f1(f1: float, fn_cost: float = DEFAULT_FN_COST) -> float:
     Raises:
         DrugprotConfigError: ``f1`` not a number in [0, 1], or ``fn_cost`` not a valid cost (``check_reward_knob``).
     """
-    fn = check_reward_knob("fn_cost", fn_cost)
+    fn = checked_reward_knob("fn_cost", fn_cost)
     if isinstance(f1, bool) or not isinstance(f1, int | float) or not 0 <= f1 <= 1:  # NaN fails the comparison
-        raise DrugprotConfigError(f"a micro-F1 must be a number in [0, 1], got {f1!r}", knob="f1_target")
+        raise DrugprotConfigError(f"a micro-F1 must be a number in [0, 1], got {shown_value(f1)}", knob="f1_target")
     return f1 * (1.0 + fn) / (2.0 - f1)
 
 
 @dataclass(frozen=True, slots=True)
 class Costs:
-    """The utility's constants: a true positive earns 1, a false positive costs ``fp``, a false negative ``fn``."""
+    """The utility's constants: a true positive earns 1, a false positive costs ``fp``, a false negative ``fn``; both
+    checked and put on the reward grid (``check_reward_knob``)."""
 
     fp: float = DEFAULT_FP_COST
     fn: float = DEFAULT_FN_COST
@@ -177,11 +233,23 @@ class Costs:
     @property
     def threshold(self) -> float:
         """The probability above which stating a relation raises the expected utility: ``fp / (1 + fp + fn)``."""
-        return self.fp / (1.0 + self.fp + self.fn)
+        return threshold(self.fp, self.fn)
 
     def utility(self, tp: int, fp: int, fn: int) -> float:
         """``tp - fp_cost * fp - fn_cost * fn``."""
         return tp - self.fp * fp - self.fn * fn
+
+
+def threshold(fp_cost: float, fn_cost: float) -> float:
+    """``fp / (1 + fp + fn)``: the probability above which stating a relation raises the expected utility."""
+    return fp_cost / (1.0 + fp_cost + fn_cost)
+
+
+def accuracy_term(score: Scored) -> float:
+    """The accuracy reward of a scored reply: its accuracy on the reward grid (pair mode's 0 or 1 as it is;
+    extraction mode's per-document F1 moved by at most 1/128, 2/3 → 0.671875). The ``correct`` metric keeps the
+    exact value."""
+    return on_grid(score.accuracy)
 
 
 def false_positives(score: Scored) -> int:
@@ -216,7 +284,10 @@ def recorded_metrics(score: Scored) -> dict[str, float]:
 
 
 def _number(value: float) -> str:
-    return f"{value:g}"
+    """A cost or weight in full (a value on the reward grid has at most 16 significant digits: 1.078125, not
+    1.07812), without a trailing ``.0``."""
+    text = repr(float(value))
+    return text.removesuffix(".0")
 
 
 def _penalty(cost: float) -> str:
@@ -254,7 +325,7 @@ class Reward:
 
     def terms(self, score: Scored) -> dict[str, float]:
         """Every reward term of a scored reply, by name (``REWARD_NAMES``), unweighted."""
-        return {"accuracy": score.accuracy, "utility": utility(score, self.costs), "format": score.format}
+        return {"accuracy": accuracy_term(score), "utility": utility(score, self.costs), "format": score.format}
 
     def value(self, score: Scored) -> float:
         """The reward of a scored reply: the weighted sum of its terms."""
@@ -288,13 +359,13 @@ def describe(record: Mapping[str, Any]) -> str:
     kind, fp, fn, weights = record["kind"], record["fp_cost"], record["fn_cost"], record["weights"]
     if not isinstance(kind, str) or not isinstance(weights, Mapping):
         raise DrugprotLookupError(f"not a reward record: {record!r}")
-    costs = Costs(fp, fn)
+    fp, fn = checked_reward_knob("fp_cost", fp), checked_reward_knob("fn_cost", fn)  # as recorded, not snapped
     target = record.get("f1_target")
     head = kind
     if weights.get("utility"):
         head += (
-            f" (TP 1, FP {_penalty(costs.fp)}, FN {_penalty(costs.fn)}; states a relation when "
-            f"p > {costs.threshold:.3f}"
+            f" (TP 1, FP {_penalty(fp)}, FN {_penalty(fn)}; states a relation when "
+            f"p > {threshold(fp, fn):.3f}"
             + (f"; fp_cost from f1_target {_number(target)}" if isinstance(target, int | float) else "")
             + ")"
         )

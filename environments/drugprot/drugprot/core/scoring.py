@@ -26,7 +26,7 @@ from drugprot.core.labels import RELATION_NAMES, by_letter
 from drugprot.core.metrics import prf
 from drugprot.core.parsing import ParsedReply, parse_reply
 
-SCORER_VERSION = "3"
+SCORER_VERSION = "4"
 """Version of the reply rules and the rewards (``drugprot.core.parsing``, this module and ``drugprot.core.rewards``),
 recorded in every rollout (``drugprot.core.versions``) and printed by ``drugprot report``. Bump it (a new integer)
 whenever a change makes some reply parse or score differently: a reward, letter, label or reason. Version 2: an
@@ -36,6 +36,9 @@ official cells (TP, FP, FN) every score now carries, and the ``reward`` knob (de
 extraction line with its arguments swapped (gene id first) is the same relation, read chemical-first, as the
 official scorer reads it (it was ``wrong_entity_type``); Unicode whitespace (NBSP ...) around a boxed answer is
 whitespace; an extraction relations block over ``MAX_RELATIONS_CHARS`` is no answer (``relations_block_too_long``).
+Version 4: every cost and weight, and the accuracy term, on the reward grid (multiples of 1/64, ``rewards.on_grid``),
+the format weight 1/8 (was 0.1), so prime-rl's float32 advantage of a group of equal rewards is exactly 0
+(``rewards.exact_group_means``).
 ``tests/core/test_versions.py`` pins a digest of the scores of a table of replies per version and fails until the
 bump is made."""
 

@@ -49,6 +49,7 @@ from drugprot.core.rewards import (
     DEFAULT_REWARD,
     METRIC_NAMES,
     Reward,
+    accuracy_term,
     recorded_metrics,
     utility,
 )
@@ -211,7 +212,7 @@ def _reward_functions(reward: Reward, versions: Mapping[str, Any] | None) -> tup
     ``info``."""
 
     def accuracy(completion: Any, info: dict[str, Any]) -> float:
-        return _score(completion, info, versions).accuracy
+        return accuracy_term(_score(completion, info, versions))
 
     def utility_(completion: Any, info: dict[str, Any]) -> float:
         return utility(_score(completion, info, versions), reward.costs)
@@ -340,7 +341,7 @@ def load_environment(
             micro-F1's F*/2; not with ``fp_cost``.
         accuracy_weight: weight of the ``accuracy`` reward; unset: the ``reward`` preset's (0 or 1).
         utility_weight: weight of the ``utility`` reward; unset: the ``reward`` preset's (1 or 0).
-        format_weight: weight of the ``format`` reward; unset: the ``reward`` preset's (0.1).
+        format_weight: weight of the ``format`` reward; unset: the ``reward`` preset's (0.125).
         mark_entities: tag the pair's two mentions in the text.
         negatives: NO-RELATION candidates: 0, k per gold pair, or ``"all"``.
         mode: ``"pair"`` (one task per chemical-gene pair) or ``"extraction"`` (one task per abstract).

@@ -27,7 +27,7 @@ import verifiers.v1 as vf
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
-from drugprot.core.options import KNOBS, Negatives, TaskOptions, knob_names
+from drugprot.core.options import KNOBS, Negatives, TaskOptions, check_f1_target, knob_names
 from drugprot.core.question import Question
 from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import (
@@ -37,6 +37,7 @@ from drugprot.core.rewards import (
     REWARD_NAMES,
     Costs,
     Weights,
+    accuracy_term,
     check_reward_knob,
     recorded_metrics,
     utility,
@@ -157,7 +158,7 @@ class DrugprotTask(vf.Task[DrugprotData]):
 
     @vf.reward(weight=DEFAULT_WEIGHTS.accuracy)
     async def accuracy(self, trace: vf.Trace) -> float:
-        return self._score(trace).accuracy
+        return accuracy_term(self._score(trace))
 
     @vf.reward(weight=DEFAULT_WEIGHTS.utility)
     async def utility(self, trace: vf.Trace) -> float:
@@ -221,6 +222,8 @@ def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> t
         knob, value = weight_knob(reward), weights.of(reward)
         entry = rewards.get(reward)
         entry_weight = entry.weight if entry is not None else None
+        if entry_weight is not None:  # on the reward grid, as the knob is
+            entry_weight = check_reward_knob(knob, entry_weight)
         if knob in explicit and entry_weight is not None and entry_weight != value:
             raise DrugprotConfigError(
                 f"{knob} = {value} and task.rewards.{reward}.weight = {entry_weight} both set the weight "
@@ -228,8 +231,11 @@ def fold_weights(task: vf.TaskConfig, weights: Weights, explicit: Set[str]) -> t
                 knob=knob,
             )
         effective[reward] = value if knob in explicit or entry_weight is None else entry_weight
-        rewards[reward] = (entry or vf.RewardFunctionConfig()).model_copy(update={"weight": effective[reward]})
-    return task.model_copy(update={"rewards": rewards}), Weights(**effective)
+    on_grid = Weights(**effective)  # an entry's own weight is checked and put on the reward grid like a knob's
+    for reward in REWARD_NAMES:
+        entry = rewards.get(reward) or vf.RewardFunctionConfig()
+        rewards[reward] = entry.model_copy(update={"weight": on_grid.of(reward)})
+    return task.model_copy(update={"rewards": rewards}), on_grid
 
 
 _KNOBS: Final = {knob.name: knob for knob in KNOBS}
@@ -287,6 +293,18 @@ class DrugprotConfig(vf.TasksetConfig):
             with contextlib.suppress(ValueError):  # not a number: refused below with the one line
                 value = float(value)
         return check_reward_knob(str(info.field_name), value)
+
+    @pydantic.field_validator("f1_target", mode="before")
+    @classmethod
+    def _f1_target(cls, value: Any) -> Any:
+        """The raw value through the one ``f1_target`` check of both stacks (``check_f1_target``), before pydantic
+        would answer an integer of 5,000 digits with its own error."""
+        if value is None:
+            return None
+        if isinstance(value, str):  # a command line's text: its number
+            with contextlib.suppress(ValueError):
+                value = float(value)
+        return check_f1_target(value)  # a DrugprotConfigError is a ValueError: pydantic reports its one line
 
     @pydantic.model_validator(mode="after")
     def _validate_knobs_weights_and_data(self) -> Self:

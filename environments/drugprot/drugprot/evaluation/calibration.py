@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, Costs, fp_cost_for_f1
+from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, Costs, fp_cost_for_f1, on_grid
 from drugprot.evaluation.fstar import MIN_ROLLOUTS, Abstract, f_star
 from drugprot.evaluation.records import ExtractionRollout, Rollout
 
@@ -45,15 +45,16 @@ def advice(target: float, fn: float) -> dict[str, Any]:
     """What the line recommends for ``target`` at ``fn``: ``{"knob": "f1_target" | "fp_cost" | None, "value": the
     printed text, "why": why no f1_target}``. The printed value is one the knobs accept (issue 43): ``f1_target`` in
     (0, 1) as printed (``shown_target``) deriving an ``fp_cost`` of at most ``MAX_COST``; else (a target that prints
-    as 1) ``fp_cost`` itself when it is at most ``MAX_COST``; else nothing, saying why. ``target`` > 0."""
+    as 1) ``fp_cost`` itself on the reward grid (``on_grid``, as the knob runs it, printed exactly) when it is at most
+    ``MAX_COST``; else nothing, saying why. ``target`` > 0."""
     text = shown_target(target)
     value = float(text)
-    if 0 < value < 1 and fp_cost_for_f1(value, fn) <= MAX_COST:
+    if 0 < value < 1 and on_grid(fp_cost_for_f1(value, fn)) <= MAX_COST:
         return {"knob": "f1_target", "value": text, "why": None}
     why = f"f1_target takes 0 < F < 1, and F = {text}"
-    cost = fp_cost_for_f1(target, fn)
+    cost = on_grid(fp_cost_for_f1(target, fn))
     if cost <= MAX_COST:
-        return {"knob": "fp_cost", "value": f"{cost:.3f}", "why": why}
+        return {"knob": "fp_cost", "value": repr(cost), "why": why}
     return {
         "knob": None,
         "value": None,

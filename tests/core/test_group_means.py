@@ -1,0 +1,117 @@
+"""Groups that cannot teach leave prime-rl's batch: every reward a group can tie on has an exact float32 mean.
+
+prime-rl ``559b447`` (``src/prime_rl/orchestrator/algo/grpo.py`` lines 27 and 30) computes a group's advantages as
+``rewards - rewards.mean()`` in torch float32, and its ``filter_zero_advantages`` drops a token only when its
+advantage is exactly 0.0 (``src/prime_rl/orchestrator/train_sink.py`` line 50). The property checked here, with
+exact rationals, holds whatever the order torch sums in: the reward is a float32 and so is every partial sum
+``k · reward`` (k ≤ 256), so every addition is exact and ``n · reward / n`` is the reward.
+``tests/tools/adapters/test_prime_rl_advantages.py`` runs prime-rl's own two lines in torch over the same values.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from drugprot.core.rewards import GROUP_SIZES, REWARD_GRID, exact_group_means, on_grid
+from tests.reward_values import OLD_REWARDS, SETTINGS, extraction_rewards, pair_rewards, reward_of
+
+
+def float32(value: float) -> float:
+    """``value`` rounded to the nearest float32 (round half to even), as ``torch.tensor(..., float32)`` does."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def exact_by_enumeration(reward: float, sizes: int = GROUP_SIZES) -> bool:
+    """The property by brute force: the reward is a float32, and so is the reward times every k up to ``sizes``
+    (each product is exact in float64: 24 significant bits times 9)."""
+    r32 = float32(reward)
+    return r32 == reward and all(abs(k * r32) < 2.0**128 and float32(k * r32) == k * r32 for k in range(1, sizes + 1))
+
+
+def sequential_float32_advantage(reward: float, n: int) -> float:
+    """prime-rl's ``rewards - rewards.mean()`` for a group of ``n`` equal rewards, summed left to right in float32
+    (one summation order of the many torch may use: enough to show a leak)."""
+    r = float32(reward)
+    total = 0.0
+    for _ in range(n):
+        total = float32(total + r)
+    return float32(r - float32(total / n))
+
+
+def test_today_s_rewards_leak() -> None:
+    """The default utility's rewards before the grid (format weight 0.1): a group of 8 right N answers on a
+    NO-RELATION pair (0.1 each) gets advantages of -7.45e-9, not 0, and trains."""
+    for reward in OLD_REWARDS:
+        assert not exact_group_means(reward), reward
+        assert not exact_by_enumeration(reward), reward
+    assert sequential_float32_advantage(0.1, 8) == pytest.approx(-7.450580596923828e-09, abs=0)
+    assert {reward: any(sequential_float32_advantage(reward, n) for n in range(1, 257)) for reward in OLD_REWARDS} == {
+        1.1: True, 0.1: True, -0.4: True, -0.9: True, -1.4: True
+    }  # fmt: skip
+
+
+def test_the_new_rewards_of_the_same_replies_are_exact() -> None:
+    """The same five replies under scorer version 4 (format weight 1/8): every group mean is exact."""
+    new = (1.125, 0.125, -0.375, -0.875, -1.375)
+    for reward in new:
+        assert exact_group_means(reward) and exact_by_enumeration(reward)
+        assert all(sequential_float32_advantage(reward, n) == 0.0 for n in range(1, 257))
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_every_pair_reward_has_exact_group_means(setting: str) -> None:
+    """Every reward pair mode can give (each reply kind on each gold, with and without NO-RELATION), under the
+    default, both presets, costs off the grid, two ``f1_target`` calibrations and weights off the grid."""
+    rewards = pair_rewards(reward_of(setting))
+    assert len(rewards) >= 4
+    for reward in rewards:
+        assert (reward * REWARD_GRID**2).is_integer(), reward  # a multiple of 1/4096: weight x term, both on 1/64
+        assert exact_group_means(reward) and exact_by_enumeration(reward), reward
+
+
+@pytest.mark.parametrize("setting", [s for s in SETTINGS if s != "weights"])
+def test_every_extraction_reward_of_the_presets_has_exact_group_means(setting: str) -> None:
+    """1,000 seeded random extraction outcomes (each count 0 to 60) under every setting with the presets' weights
+    (1, 0 and 1/8): every reward is a multiple of 1/64 below 1,024 in magnitude, so exact."""
+    rewards = extraction_rewards(reward_of(setting), count=1000)
+    for reward in rewards:
+        assert (reward * REWARD_GRID).is_integer() and abs(reward) < 1024, reward
+        assert exact_group_means(reward) and exact_by_enumeration(reward), reward
+
+
+def test_weights_off_the_eighths_are_exact_below_16() -> None:
+    """Weights that are not multiples of 1/8 (0.7 -> 45/64) make the reward a multiple of 1/4096: its group means
+    are exact up to a magnitude of 16 (an odd numerator below 2^24 / 255), which covers every pair-mode reward
+    above; a larger extraction reward may not be, and ``exact_group_means`` says which."""
+    rewards = extraction_rewards(reward_of("weights"))
+    small = [r for r in rewards if abs(r) <= 16]
+    assert len(small) > 100
+    assert all(exact_group_means(r) and exact_by_enumeration(r) for r in small)
+    large = [r for r in rewards if not exact_group_means(r)]
+    assert large and min(abs(r) for r in large) > 16
+    assert all(not exact_by_enumeration(r) for r in large[:50])  # the two checks agree
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.1, 0.09375),
+        (0.35, 0.34375),
+        (0.6 / 1.7, 23 / 64),
+        (0.5, 0.5),
+        (1 / 128, 0.0),
+        (3 / 128, 1 / 32),
+        (-0.2, -13 / 64),
+    ],  # fmt: skip
+)
+def test_on_grid_moves_a_value_by_at_most_1_128(value: float, expected: float) -> None:
+    assert on_grid(value) == expected and abs(on_grid(value) - value) <= 1 / 128
+
+
+def test_exact_group_means_agrees_with_enumeration() -> None:
+    """The closed form (odd numerator times the largest odd group size below 2^24) against brute force."""
+    values = [k / 4096 for k in range(-70000, 70000, 331)] + [0.1, 1e-30, 3.0 * 2**100, 65793.0, 65795.0, 2.0**-140]
+    for value in values:
+        assert exact_group_means(value) == exact_by_enumeration(value), value
