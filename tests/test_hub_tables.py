@@ -43,7 +43,7 @@ def test_the_metrics_table_lists_the_rewards_then_the_metrics() -> None:
     assert [row.split(" | ")[0].removeprefix("| ") for row in rows] == [f"`{k}`" for k in tables.RECORDED_KEYS]
     assert rows[0].startswith("| `accuracy` | reward | 0 (`accuracy_weight`) | ")
     assert rows[1].startswith("| `utility` | reward | 1 (`utility_weight`) | ")
-    assert rows[2].startswith("| `format` | reward | 0.1 (`format_weight`) | ")
+    assert rows[2].startswith("| `format` | reward | 0.125 (`format_weight`) | ")
     assert all(" | metric | 0 (never rewarded) | " in row for row in rows[3:])
 
 
