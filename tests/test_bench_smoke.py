@@ -123,13 +123,9 @@ def test_pipeline_harnesses_quick() -> None:
         (run,) = harnesses[harness]["runs"]
         assert (run["harness"], run["rollouts"], run["ok"], run["concurrency"], run["warmup"]) == (harness, 2, 2, 2, 2)
         assert run["cpu_s"] >= 0 and run["wall_s"] > 0
-    # the same two tasks and replies: one right, one wrong, both well-formed; the default reward (utility + 0.1 x
-    # format) gives the right one 1 + 0.1 and the wrong one (1 FP, 1 FN) -0.5 - 1 + 0.1
-    assert (
-        harnesses["drugprot"]["runs"][0]["reward_sum"]
-        == harnesses["null"]["runs"][0]["reward_sum"]
-        == pytest.approx(-0.3)
-    )
+    # the same two tasks and replies: one right, one wrong, both well-formed; the default reward (utility + 0.125 x
+    # format) gives the right one 1 + 0.125 and the wrong one (1 FP, 1 FN) -0.5 - 1 + 0.125: exact on the reward grid
+    assert harnesses["drugprot"]["runs"][0]["reward_sum"] == harnesses["null"]["runs"][0]["reward_sum"] == -0.25
 
 
 # --- bench.cost: the prompt cost of the official metric, pair mode (negatives="all") vs extraction mode ---

@@ -18,16 +18,17 @@ from tests.envs.traces import make_task, make_trace
 def test_the_config_folds_the_cost_knobs_into_the_task_config() -> None:
     config = DrugprotConfig(id="drugprot", fp_cost=0.35, fn_cost=2.0)
     assert isinstance(config.task, DrugprotTaskConfig)
-    assert (config.task.fp_cost, config.task.fn_cost) == (0.35, 2.0)
+    assert (config.task.fp_cost, config.task.fn_cost) == (0.34375, 2.0)  # 0.35 on the reward grid: 22/64
     assert (DrugprotConfig(id="drugprot").task.fp_cost, DrugprotConfig(id="drugprot").task.fn_cost) == (0.5, 1.0)
     # a saved config (eval.json) round-trips, and a knob given over it wins (vf-replay's layering)
     saved = DrugprotConfig(id="drugprot").model_dump(mode="json")
     again = DrugprotConfig.model_validate(saved | {"fp_cost": 0.35})
-    assert (again.task.fp_cost, again.fp_cost) == (0.35, 0.35)
+    assert (again.task.fp_cost, again.fp_cost) == (0.34375, 0.34375)
 
 
 async def test_a_task_scores_with_its_config_costs_and_records_them() -> None:
-    """A task made at fp_cost 0.5 (its data) re-scored under a config at 0.35, as ``vf-replay`` does it."""
+    """A task made at fp_cost 0.5 (its data) re-scored under a config at 0.35 (run as 0.34375, on the reward grid),
+    as ``vf-replay`` does it."""
     default = make_task(GOLD)  # data and config at the defaults
     made = DrugprotTask(default.data.model_copy(update={"versions": record(TaskOptions())}), default.config)
     rescored = DrugprotTask(made.data, DrugprotConfig(id="drugprot", fp_cost=0.35).task)
@@ -36,11 +37,11 @@ async def test_a_task_scores_with_its_config_costs_and_records_them() -> None:
     for task, trace in zip((made, rescored), traces, strict=True):
         await task.score(trace)
     assert traces[0].rewards["utility"].score == pytest.approx(-0.5 - 2.0)
-    assert traces[1].rewards["utility"].score == pytest.approx(-0.35 - 2.0)
+    assert traces[1].rewards["utility"].score == -0.34375 - 2.0
     assert traces[0].info[INFO_KEY]["versions"]["reward"]["fp_cost"] == 0.5
     assert traces[1].info[INFO_KEY]["versions"]["reward"] == made.data.versions["reward"] | {
-        "fp_cost": 0.35,
-        "threshold": Costs(0.35, 1.0).threshold,
+        "fp_cost": 0.34375,
+        "threshold": Costs(0.34375, 1.0).threshold,
     }
     assert made.data.versions["reward"]["fp_cost"] == 0.5  # the task data's shared record is unchanged
 
@@ -64,7 +65,7 @@ async def test_a_rescored_task_records_the_weights_it_was_scored_with() -> None:
     assert {name: reward.weight for name, reward in trace.rewards.items()} == {
         "accuracy": 1.0,
         "utility": 0.0,
-        "format": 0.1,
+        "format": 0.125,
     }
-    assert trace.info[INFO_KEY]["versions"]["reward"]["weights"] == {"accuracy": 1.0, "utility": 0.0, "format": 0.1}
+    assert trace.info[INFO_KEY]["versions"]["reward"]["weights"] == {"accuracy": 1.0, "utility": 0.0, "format": 0.125}
     assert trace.info[INFO_KEY]["versions"]["reward"]["kind"] == "utility"  # the kind recorded by the source run

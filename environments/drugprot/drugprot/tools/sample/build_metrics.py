@@ -1,7 +1,7 @@
 """Rebuilds ``synthetic-prime-rl-run/metrics.jsonl``, a SYNTHETIC prime-rl training log for trying ``drugprot curves``.
 
 No model was trained to make it: the numbers come from a seeded random walk toward a plateau, shaped like a short
-RL run on drugprot with the default recipe (``reward = utility + 0.1 x format``, pair tasks with NO-RELATION
+RL run on drugprot with the default recipe (``reward = utility + 0.125 x format``, pair tasks with NO-RELATION
 candidates): the share of right answers rising from ~0.3, format rising to ~1, completions shortening, fewer groups
 carrying a gradient as the policy sharpens. The lines have the layout prime-rl 559b447's file monitor writes
 (``drugprot.evaluation.curves`` documents it): per step the trainer's line (loss, learning rate) and the
