@@ -89,8 +89,8 @@ def trainer_rate(result: dict[str, Any], seq_len: int) -> dict[str, Any]:
         raise ValueError(f"the trainer result has no row at seq_len {seq_len}")
     row = rows[0]
     if "micro_batch_tokens_per_s" not in row:  # a result from before the split: its whole step's rate
-        return {"tokens_per_s": row["tokens_per_s"], "optimizer_s": 0.0}
-    return {"tokens_per_s": row["micro_batch_tokens_per_s"], "optimizer_s": row["optimizer_s"]}
+        return {"tokens_per_s": row["tokens_per_s"], "optimizer_s": 0.0, "split": False}
+    return {"tokens_per_s": row["micro_batch_tokens_per_s"], "optimizer_s": row["optimizer_s"], "split": True}
 
 
 def rows(summary: dict[str, Any], config: dict[str, Any], rate: dict[str, Any]) -> list[dict[str, Any]]:
@@ -121,8 +121,12 @@ def render(summary: dict[str, Any], config: dict[str, Any], result: dict[str, An
     lines = [
         f"Sandbox: {summary['runs']} runs of `{summary['recipe']}` (`{summary['command']}`); prompt mean "
         f"{summary['prompt_tokens']:,.0f} BPE tokens; trainer at `seq_len` {seq_len:,}: {rate['tokens_per_s']:,.0f} "
-        f"tokens/s per micro-batch + {rate['optimizer_s']:.2f} s optimizer step (`{result['command']}`, "
-        f"{result['machine']['gpu']}).",
+        + (
+            f"tokens/s per micro-batch + {rate['optimizer_s']:.2f} s optimizer step"
+            if rate["split"]
+            else f"tokens/s over a step of {result['runs'][0]['micro_batches']} micro-batches and its optimizer step"
+        )
+        + f" (`{result['command']}`, {result['machine']['gpu']}).",
         "",
         "| completion | phase (steps of 100) | rollouts in all-equal groups | shipped before / after | tokens per step "
         "before / after | trainer s/step before / after |",
