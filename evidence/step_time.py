@@ -13,6 +13,10 @@ measured micro-batch throughput + the measured optimizer step (``bench.trainer_s
 shipped trainer setting, at the recipe's ``seq_len``); hours of the default run = its ``max_steps`` split 10 / 80 / 10
 % over the phases.
 
+"Before" needs a sandbox run with the rewards from before the fix (the committed ``evidence/step_time.json`` is one,
+from the tree of commit 7db16fe): with the fixed rewards no all-equal group is at a value of ``LEAKS``, so its
+"before" equals its "after".
+
 Two steps, so the README block is generated from committed numbers and checked by a test:
 
     python -m evidence.rl_sim --data-path $D --out SIM --classes cues --recipes pair-utility-all --jobs 2
