@@ -109,6 +109,7 @@ def _configs_stub() -> types.ModuleType:
     module.LoRAConfig = LoRAConfig  # type: ignore[attr-defined]
     module.ActivationOffloadingConfig = ActivationOffloadingConfig  # type: ignore[attr-defined]
     module.EPCommBackend = str  # type: ignore[attr-defined]
+    module.ModelConfig = object  # type: ignore[attr-defined]  # a type hint of trainer/parallel_dims.py only
     return module
 
 
@@ -171,19 +172,12 @@ def _sdpa_varlen(self: Any, q: Any, k: Any, v: Any, cu_seqlens: Any, max_seqlen:
     return torch.cat(outs, dim=0)
 
 
-def build_prime_rl(
-    cfg: dict[str, Any],
-    *,
-    device: str,
-    optimization_dtype: str,
-    lm_head_chunk: int | None,
-    src: str | None,
-    compile_layers: bool = False,
-) -> Built:
+def _prime_rl_afmoe(
+    cfg: dict[str, Any], *, device: str, optimization_dtype: str, lm_head_chunk: int | None, src: str | None
+) -> tuple[Any, Any, str, list[str]]:
+    """prime-rl's AFMoE with its LM head, LoRA and fp32 routers (``setup_model`` up to expert parallelism):
+    (model, LoRA config, attention, substitutions)."""
     import torch
-    import torch.distributed as dist
-    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     notes = prepare_prime_rl(src)
     from prime_rl.trainer import lora as prime_lora
@@ -221,12 +215,43 @@ def build_prime_rl(
         if isinstance(layer.mlp, moe.MoE):
             layer.mlp.router.to(torch.float32)
             layer.mlp.router.fp32_gate = True
-    for name, block in list(model.model.layers.named_children()):  # apply_ac, mode "full", freq 1
+    return model, lora_cfg, impl if module != "none" else "torch SDPA", notes
+
+
+def _checkpoint_and_compile(model: Any, compile_layers: bool) -> None:
+    """apply_ac (mode "full", freq 1), then apply_compile: prime-rl's order is AC -> compile -> FSDP."""
+    import torch
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+    for name, block in list(model.model.layers.named_children()):
         model.model.layers.register_module(name, checkpoint_wrapper(block, preserve_rng_state=False))
-    if compile_layers:  # apply_compile: AC -> compile -> FSDP
+    if compile_layers:
         torch._dynamo.config.capture_scalar_outputs = True
         for block in model.model.layers:
             block.compile(fullgraph=False)
+
+
+def build_prime_rl(
+    cfg: dict[str, Any],
+    *,
+    device: str,
+    optimization_dtype: str,
+    lm_head_chunk: int | None,
+    src: str | None,
+    compile_layers: bool = False,
+) -> Built:
+    """One process: the model built on the GPU, FSDP2 over a 1-rank group, no expert parallelism."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    model, _, attention, notes = _prime_rl_afmoe(
+        cfg, device=device, optimization_dtype=optimization_dtype, lm_head_chunk=lm_head_chunk, src=src
+    )
+    from prime_rl.trainer import lora as prime_lora
+    from prime_rl.trainer.models.layers import moe
+
+    _checkpoint_and_compile(model, compile_layers)
     if device == "cuda":
         if not dist.is_initialized():
             dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29517", rank=0, world_size=1)
@@ -242,7 +267,110 @@ def build_prime_rl(
     else:
         notes.append("CPU: no FSDP (bf16 mixed precision is FSDP's), parameters compute in their own dtype")
     adapter = prime_lora.get_lora_state().named_adapter_parameters()
-    return Built(model, "prime-rl", impl if module != "none" else "torch SDPA", [p for _, p in adapter], notes, True)
+    return Built(model, "prime-rl", attention, [p for _, p in adapter], notes, True)
+
+
+def _random_init(model: Any) -> None:
+    """Values for a model that ``to_empty`` left uninitialised (random weights, as the one-process build has):
+    matrices N(0, 0.02), vectors (norms, biases) 1, buffers 0, then the model's own ``init_buffers_post_meta``
+    (rotary frequencies). Each rank fills its own shard."""
+    import torch
+
+    with torch.no_grad():
+        for param in model.parameters():
+            local = param.to_local() if hasattr(param, "to_local") else param
+            local.normal_(0.0, 0.02) if local.dim() > 1 else local.fill_(1.0)
+        for buffer in model.buffers():
+            local = buffer.to_local() if hasattr(buffer, "to_local") else buffer
+            local.zero_()
+    model.init_buffers_post_meta()
+
+
+def build_prime_rl_ranks(
+    cfg: dict[str, Any],
+    *,
+    optimization_dtype: str,
+    lm_head_chunk: int | None,
+    src: str | None,
+    ep: int,
+    compile_layers: bool = False,
+) -> Built:
+    """Under ``torchrun``, one process per GPU, as prime-rl's trainer runs: the model built on the meta device, expert
+    parallelism over ``ep`` ranks (``apply_ep``: torchtitan's ``ExpertParallel`` on each MoE layer's experts, the
+    base re-frozen), AC and compile, FSDP2 over every rank with the experts sharded over the ranks outside their EP
+    group and prime-rl's manual prefetch order under EP (``setup_fsdp``), then ``to_empty`` on the GPU. The meshes
+    are prime-rl's own ``ParallelDims`` (``dp_shard = -1``, no replicate, no CP, as ``node8.toml`` runs)."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.distributed.tensor.parallel import parallelize_module
+
+    model, lora_cfg, attention, notes = _prime_rl_afmoe(
+        cfg, device="meta", optimization_dtype=optimization_dtype, lm_head_chunk=lm_head_chunk, src=src
+    )
+    from prime_rl.trainer import lora as prime_lora
+    from prime_rl.trainer.models.layers import moe
+    from prime_rl.trainer.parallel_dims import ParallelDims
+    from torchtitan.distributed.expert_parallel import ExpertParallel
+
+    dims = ParallelDims(dp_replicate=1, dp_shard=-1, cp=1, pp=1, ep=ep, world_size=dist.get_world_size())
+    moes = [b.mlp for b in model.model.layers if isinstance(getattr(b, "mlp", None), moe.MoE)]
+    if dims.ep_enabled:
+        for mlp in moes:
+            parallelize_module(mlp.experts, device_mesh=dims.get_mesh("ep"), parallelize_plan=ExpertParallel())
+        prime_lora.freeze_all_except_lora_and_specified(model, lora_cfg)
+    _checkpoint_and_compile(model, compile_layers)
+    blocks = list(model.model.layers)  # now checkpoint wrappers
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    fp32 = MixedPrecisionPolicy(param_dtype=torch.float32, reduce_dtype=torch.float32)
+    hsdp = dims.get_mesh("hsdp")
+    for block in blocks:  # a checkpoint wrapper passes attribute lookups to its block
+        mlp = getattr(block, "mlp", None)
+        if isinstance(mlp, moe.MoE):
+            if dims.ep_enabled:
+                fully_shard(mlp.experts, mesh=dims.world_mesh["dp_shard_mod_ep"], mp_policy=mp)
+                mlp.experts.set_gradient_divide_factor(dims.fsdp_gradient_divide_factor)
+            fully_shard(mlp.router, mesh=hsdp, mp_policy=fp32, reshard_after_forward=True)
+        fully_shard(block, mesh=hsdp, mp_policy=mp, reshard_after_forward=True)
+    fully_shard(model.model.embed_tokens, mesh=hsdp, mp_policy=mp, reshard_after_forward=True)
+    fully_shard([model.lm_head, model.model.norm], mesh=hsdp, mp_policy=mp, reshard_after_forward=False)
+    fully_shard(model, mesh=hsdp, mp_policy=mp, reshard_after_forward=True)
+    if dims.ep_enabled:  # setup_fsdp: under EP, the prefetch order is set by hand
+        _ep_prefetch(model, moe.MoE)
+    model.to_empty(device="cuda")
+    _random_init(model)
+    for mlp in moes:  # _reset_runtime_moe_buffers
+        mlp.tokens_per_expert.zero_()
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    notes.append(f"torchrun: {dist.get_world_size()} ranks, FSDP over all, EP {ep}; built on meta, random init")
+    return Built(model, "prime-rl", attention, trainable, notes, True)
+
+
+def _ep_prefetch(model: Any, moe_type: type) -> None:
+    """The end of prime-rl's ``setup_fsdp`` with EP: forward and backward prefetch of the next block, its router and
+    its experts (the all-to-all's device-to-host syncs would otherwise stall FSDP's own prefetch)."""
+    blocks = list(model.model.layers)
+
+    def mlp_of(block: Any) -> Any:
+        return getattr(block, "mlp", None)
+
+    model.model.embed_tokens.set_modules_to_forward_prefetch([blocks[0]])
+    for block, nxt in zip(blocks, [*blocks[1:], None], strict=True):
+        if nxt is None:
+            block.set_modules_to_forward_prefetch([model.model.norm, model.lm_head])
+        elif isinstance(mlp_of(nxt), moe_type):
+            block.set_modules_to_forward_prefetch([nxt, mlp_of(nxt).router, mlp_of(nxt).experts])
+        else:
+            block.set_modules_to_forward_prefetch([nxt])
+    rev = blocks[::-1]
+    model.lm_head.set_modules_to_backward_prefetch([rev[0]])
+    for block, prev in zip(rev, [*rev[1:], None], strict=True):
+        if prev is None:
+            block.set_modules_to_backward_prefetch([model.model.embed_tokens])
+        elif isinstance(mlp_of(prev), moe_type):
+            block.set_modules_to_backward_prefetch([prev, mlp_of(prev).experts, mlp_of(prev).router])
+        else:
+            block.set_modules_to_backward_prefetch([prev])
 
 
 def build_hf(cfg: dict[str, Any], *, device: str, optimization_dtype: str) -> Built:
@@ -281,3 +409,19 @@ def build_hf(cfg: dict[str, Any], *, device: str, optimization_dtype: str) -> Bu
     trainable = [p for p in model.parameters() if p.requires_grad]
     notes = ["transformers AfmoeForCausalLM + PEFT (fused experts as target_parameters): not prime-rl's code"]
     return Built(model, "transformers+peft", "torch SDPA", trainable, notes, False)
+
+
+def shard_ranks(built: Built, device: str) -> None:
+    """FSDP2 over every rank of the ``torchrun`` group for the transformers + PEFT model (the CPU test's path over
+    gloo): each decoder layer, then the root, as prime-rl's ``setup_fsdp`` shards a model without EP."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh(device, (dist.get_world_size(),))
+    inner = built.model.get_base_model().model
+    for layer in inner.layers:
+        fully_shard(layer, mesh=mesh, reshard_after_forward=True)
+    fully_shard(built.model, mesh=mesh, reshard_after_forward=True)
+    built.trainable[:] = [p for p in built.model.parameters() if p.requires_grad]
+    built.substitutions.append(f"torchrun: {dist.get_world_size()} ranks, FSDP2 over all ({device})")

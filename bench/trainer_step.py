@@ -3,6 +3,12 @@ optimizer step on packed micro-batches; peak GPU memory, host memory and tokens/
 
     python -m bench.trainer_step --seq-len 10240 14336 --json bench/results/trainer_step_h200.json \
         --prime-rl-src ../prime-rl/src
+    torchrun --nproc-per-node 4 -m bench.trainer_step --ep 4 --seq-len 10240 --prime-rl-src ../prime-rl/src
+
+Under ``torchrun`` (``WORLD_SIZE`` set) it runs one process per GPU as prime-rl's trainer does: the model built on the
+meta device, expert parallelism over ``--ep`` ranks, FSDP2 over all ranks (``trainer_models.build_prime_rl_ranks``),
+each rank its own micro-batches; rank 0 writes the result with every rank's peak memory. With ``--device cpu
+--tiny --impl hf`` the ranks talk over gloo (the CPU test of the multi-rank path).
 
 Defaults are the recipe's (configs/drugprot.toml with prime-rl 559b447's trainer defaults): parameters in
 ``optimization_dtype`` float32, bf16 compute through FSDP's mixed precision, full activation checkpointing with
@@ -25,7 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import maxrss_mib, write_json
-from bench.trainer_models import TINY, TRINITY_MINI, Built, build_hf, build_prime_rl
+from bench.trainer_models import (
+    TINY,
+    TRINITY_MINI,
+    Built,
+    build_hf,
+    build_prime_rl,
+    build_prime_rl_ranks,
+    shard_ranks,
+)
 from drugprot.core.outputs import OutputError, OutputSpec, check_outputs, error_line, wrote_line
 
 GIB = 2**30
@@ -47,6 +61,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-ac-offload", action="store_true", help="keep checkpointed activations on the GPU")
     p.add_argument("--no-optim-offload", action="store_true", help="keep AdamW's states on the GPU")
     p.add_argument("--compile", action="store_true", help="torch.compile each layer (prime-rl's default)")
+    p.add_argument("--ep", type=int, default=1, help="expert parallelism degree (torchrun, prime-rl; node8.toml: 4)")
     p.add_argument("--tiny", action="store_true", help="a toy-sized AFMoE (tests)")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu only with --tiny (tests)")
     p.add_argument("--json", help="write the result here")
@@ -56,6 +71,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--device cpu needs --tiny: the full model does not train on a CPU")
     if args.device == "cpu" and args.impl == "prime-rl":
         p.error("--device cpu needs --impl hf: prime-rl's LoRA state is created on CUDA (trainer/lora.py)")
+    world = int(os.environ.get("WORLD_SIZE", "0"))
+    if args.ep != 1 and (not world or args.impl != "prime-rl" or world % args.ep):
+        p.error("--ep > 1 needs torchrun, --impl prime-rl and a rank count that --ep divides")
+    if world and args.search_max:
+        p.error("--search-max runs in one process: leave out torchrun")
     if min(args.seq_len) < 2 or args.micro_batches < 1 or args.steps < 1 or args.warmup < 0 or args.sample_tokens < 0:
         p.error("--seq-len >= 2, --micro-batches >= 1, --steps >= 1, --warmup >= 0, --sample-tokens >= 0")
     return args
@@ -136,7 +156,12 @@ class Step:
         adv = torch.randn(labels.shape, device=labels.device)  # a policy-gradient loss's shape: -A * log p
         return -(adv * logprobs).sum() / (labels.numel() * self.args.micro_batches)
 
-    def run(self, seq_len: int, micro_batches: int) -> float:
+    def _sync(self) -> None:
+        if self.args.device == "cuda":
+            self.torch.cuda.synchronize()
+
+    def run(self, seq_len: int, micro_batches: int) -> tuple[float, float]:
+        """One optimizer step; (seconds of the forward + backward passes, seconds of clipping + optimizer step)."""
         torch = self.torch
         t0 = time.perf_counter()
         for _ in range(micro_batches):
@@ -148,12 +173,13 @@ class Step:
                 loss = self._loss(batch)
             loss.backward()
             del loss, batch
+        self._sync()
+        t1 = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(self.built.trainable, 1.0)
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)
-        if self.args.device == "cuda":
-            torch.cuda.synchronize()
-        return time.perf_counter() - t0
+        self._sync()
+        return t1 - t0, time.perf_counter() - t1
 
 
 def _host_gib() -> dict[str, float]:
@@ -171,7 +197,7 @@ def measure(step: Step, seq_len: int, micro_batches: int, steps: int, warmup: in
     if cuda:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-    times: list[float] = []
+    times: list[tuple[float, float]] = []
     try:
         for i in range(warmup + steps):
             took = step.run(seq_len, micro_batches)
@@ -189,8 +215,12 @@ def measure(step: Step, seq_len: int, micro_batches: int, steps: int, warmup: in
         row["fits_with_headroom"] = not row["oom"] and row["headroom"] >= HEADROOM
         torch.cuda.empty_cache()
     if times:
-        row["step_s"] = [round(t, 3) for t in times]
-        row["tokens_per_s"] = round(seq_len * micro_batches / statistics.median(times), 1)
+        row["step_s"] = [round(f + o, 3) for f, o in times]
+        row["tokens_per_s"] = round(seq_len * micro_batches / statistics.median(f + o for f, o in times), 1)
+        # the step's two parts: a real step runs many micro-batches per optimizer step (bench.step_time)
+        row["micro_batch_s"] = round(statistics.median(f for f, _ in times) / micro_batches, 3)
+        row["optimizer_s"] = round(statistics.median(o for _, o in times), 3)
+        row["micro_batch_tokens_per_s"] = round(seq_len / row["micro_batch_s"], 1)
     return row | _host_gib()
 
 
@@ -207,7 +237,65 @@ def search_max(step: Step, ok: int, bad: int, grain: int = 1024) -> tuple[int, l
     return ok, probes
 
 
-def lora_layout(built: Built) -> dict[str, Any]:
+def start_ranks(device: str) -> tuple[int, int] | None:
+    """Under ``torchrun``: join its process group (NCCL on GPUs, gloo on CPUs), one GPU per local rank; (rank,
+    world size). Otherwise None: one process."""
+    if "WORLD_SIZE" not in os.environ:
+        return None
+    import torch
+    import torch.distributed as dist
+
+    if device == "cuda":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group("nccl" if device == "cuda" else "gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def _gather(row: dict[str, Any]) -> list[dict[str, Any]]:
+    import torch.distributed as dist
+
+    rows: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(rows, row)
+    return rows
+
+
+def _shard_counts(built: Built, ranks: tuple[int, int] | None) -> list[int]:
+    """Parameter elements each rank holds (its FSDP / EP shards); one process holds them all."""
+    local = sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in built.model.parameters())
+    if not ranks:
+        return [local]
+    import torch.distributed as dist
+
+    counts: list[Any] = [None] * ranks[1]
+    dist.all_gather_object(counts, local)
+    return counts
+
+
+def merge_ranks(rows: list[dict[str, Any]], gpu_total_gib: float | None) -> dict[str, Any]:
+    """One row for a multi-rank step: the worst rank's memory and step time (the step ends when the last rank's
+    does), tokens/s over every rank's tokens, host memory summed over the ranks (one node), each rank's figures."""
+    out: dict[str, Any] = {"seq_len": rows[0]["seq_len"], "micro_batches": rows[0]["micro_batches"]}
+    out["oom"] = any(r["oom"] for r in rows)
+    for key in ("peak_allocated_gib", "peak_reserved_gib"):
+        if key in rows[0]:
+            out[key] = max(r[key] for r in rows)
+    if gpu_total_gib and "peak_reserved_gib" in out:
+        out["headroom"] = min(r["headroom"] for r in rows)
+        out["fits_with_headroom"] = not out["oom"] and out["headroom"] >= HEADROOM
+    if not out["oom"] and all("step_s" in r for r in rows):
+        out["step_s"] = [max(ts) for ts in zip(*(r["step_s"] for r in rows), strict=True)]
+        tokens = len(rows) * out["seq_len"] * out["micro_batches"]
+        out["tokens_per_s"] = round(tokens / statistics.median(out["step_s"]), 1)
+        out["micro_batch_s"] = max(r["micro_batch_s"] for r in rows)
+        out["optimizer_s"] = max(r["optimizer_s"] for r in rows)
+        out["micro_batch_tokens_per_s"] = round(len(rows) * out["seq_len"] / out["micro_batch_s"], 1)
+    out["host_rss_gib"] = round(sum(r["host_rss_gib"] for r in rows), 2)
+    out["host_peak_rss_gib"] = round(sum(r["host_peak_rss_gib"] for r in rows), 2)
+    out["per_rank"] = [{k: v for k, v in r.items() if k not in ("seq_len", "micro_batches")} for r in rows]
+    return out
+
+
+def lora_layout(built: Built, sharded: bool = False) -> dict[str, Any]:
     """The adapter as the trainer holds it (parameters) and as prime-rl broadcasts it (``adapter_state_dict``)."""
     out: dict[str, Any] = {
         "parameters": sum(p.numel() for p in built.trainable),
@@ -215,7 +303,7 @@ def lora_layout(built: Built) -> dict[str, Any]:
         "dtypes": sorted({str(p.dtype).removeprefix("torch.") for p in built.trainable}),
         "parameter_tensors": len(built.trainable),
     }
-    if built.prime_rl:
+    if built.prime_rl and not sharded:  # the broadcast layout gathers shards: measured in one process
         from prime_rl.trainer.lora import get_lora_state
 
         state = get_lora_state()
@@ -232,10 +320,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     cfg = TINY if args.tiny else TRINITY_MINI
+    ranks = start_ranks(args.device)
     torch.manual_seed(0)
     chunk = args.lm_head_chunk or None
     t0 = time.perf_counter()
-    if args.impl == "prime-rl":
+    if args.impl == "prime-rl" and ranks:
+        built = build_prime_rl_ranks(
+            cfg,
+            optimization_dtype=args.optimization_dtype,
+            lm_head_chunk=chunk,
+            src=args.prime_rl_src,
+            ep=args.ep,
+            compile_layers=args.compile,
+        )
+    elif args.impl == "prime-rl":
         built = build_prime_rl(
             cfg,
             device=args.device,
@@ -246,7 +344,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
     else:
         built = build_hf(cfg, device=args.device, optimization_dtype=args.optimization_dtype)
+        if ranks:
+            shard_ranks(built, args.device)
     build_s = time.perf_counter() - t0
+    if ranks:
+        torch.manual_seed(1 + ranks[0])  # each rank its own micro-batches, as data parallelism feeds them
     params = list(built.model.parameters())
     result: dict[str, Any] = {
         "benchmark": "trainer_step",
@@ -261,7 +363,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "parameter_bytes": sum(p.numel() * p.element_size() for p in params),
             "build_s": round(build_s, 1),
         },
-        "lora": lora_layout(built),
+        "lora": lora_layout(built, sharded=bool(ranks)),
         "recipe": {
             "optimization_dtype": args.optimization_dtype,
             "compute": "bf16 (FSDP MixedPrecisionPolicy)" if built.prime_rl and args.device == "cuda" else "autocast",
@@ -272,6 +374,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "sample_tokens": args.sample_tokens or None,
             "compile": args.compile and built.prime_rl,
         },
+        "ranks": {
+            "torchrun": bool(ranks),
+            "world": ranks[1] if ranks else 1,
+            "ep": args.ep,
+            "shard_parameters": _shard_counts(built, ranks),
+        },
         "runs": [],
     }
     if args.device == "cuda":
@@ -279,8 +387,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     step = Step(built, args, cfg["vocab_size"])
     for seq_len in args.seq_len:
         row = measure(step, seq_len, args.micro_batches, args.steps, warmup=args.warmup)
+        if ranks:
+            row = merge_ranks(_gather(row), result["machine"].get("gpu_total_gib"))
         result["runs"].append(row)
-        print(json.dumps(row), flush=True)
+        if not ranks or ranks[0] == 0:
+            print(json.dumps(row), flush=True)
     ran = [r["seq_len"] for r in result["runs"] if not r["oom"]]
     failed = [r["seq_len"] for r in result["runs"] if r["oom"]]
     if args.search_max and ran and failed and args.device == "cuda":
@@ -304,10 +415,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench.trainer_step: skipped: {why}")
         return 0
     result = run(args)
-    print(json.dumps({k: result[k] for k in ("model", "lora", "recipe")}, indent=2))
-    if outs:
-        write_json(result, args.json)
-        print(wrote_line("the result", args.json, outs[0].replaces))
+    if int(os.environ.get("RANK", "0")) == 0:
+        print(json.dumps({k: result[k] for k in ("model", "lora", "recipe", "ranks")}, indent=2))
+        if outs:
+            write_json(result, args.json)
+            print(wrote_line("the result", args.json, outs[0].replaces))
+    if "WORLD_SIZE" in os.environ:
+        import torch.distributed as dist
+
+        dist.destroy_process_group()
     return 0
 
 

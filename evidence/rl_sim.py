@@ -174,7 +174,17 @@ def pair_step(
     for kind, mask in (("positive", positive), ("negative", ~positive)):
         if mask.any():
             logged[f"zero_advantage/{kind}"] = float(1 - trainable[mask].mean())
+    logged |= zero_advantage_by_reward(rewards, trainable)
     return grad, logged
+
+
+def zero_advantage_by_reward(rewards: np.ndarray, trainable: np.ndarray) -> dict[str, float]:
+    """The share of groups (rows of ``rewards``) whose rewards are all equal, per common reward, keyed
+    ``zero_advantage/at/<reward>``: whether prime-rl's float32 advantage of such a group is exactly 0 (and the group
+    dropped) depends on that value (``evidence.step_time``)."""
+    common = np.round(rewards[~trainable, 0], 6)
+    values, counts = np.unique(common, return_counts=True)
+    return {f"zero_advantage/at/{v:g}": float(c / len(rewards)) for v, c in zip(values, counts, strict=True)}
 
 
 def extraction_step(
