@@ -17,12 +17,12 @@ shipped trainer setting, at the recipe's ``seq_len``); hours of the default run 
 from the tree of commit 7db16fe): with the fixed rewards no all-equal group is at a value of ``LEAKS``, so its
 "before" equals its "after".
 
-Two steps, so the README block is generated from committed numbers and checked by a test:
+Two steps, so the docs block (docs/training/step-time.md) is generated from committed numbers and checked by a test:
 
-    python -m evidence.rl_sim --data-path $D --out SIM --classes cues --recipes pair-utility-all --jobs 2
+    uv run python -m evidence.rl_sim --data-path $D --out SIM --classes cues --recipes pair-utility-all --jobs 2
     uv run --with mistral-common python -m evidence.step_time measure --sim SIM --data-path $D \\
         --json evidence/step_time.json
-    python -m evidence.step_time render --write configs/README.md    # or --check: exit 1 when the block is stale
+    uv run python -m evidence.step_time render --write docs/training/step-time.md  # --check: exit 1 when stale
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from drugprot.core.outputs import OutputError, OutputSpec, check_outputs, write_
 SUMMARY = REPO / "evidence" / "step_time.json"
 CONFIG = REPO / "configs" / "drugprot.toml"
 TRAINER = REPO / "bench" / "results" / "trainer_step_packed2048.json"
-README = REPO / "configs" / "README.md"
+README = REPO / "docs" / "training" / "step-time.md"
 RECIPE = "pair-utility-all"
 AGENT = "train/agg/effective/agent"
 TRAINABLE_KEY = f"{AGENT}/is_trainable/mean"
@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     src.add_argument("--prompt-tokens", type=float, help="mean prompt tokens per rollout, counted elsewhere")
     m.add_argument("--json", required=True, help="write the summary here")
     m.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
-    r = sub.add_parser("render", help="print the README block; --write or --check configs/README.md")
+    r = sub.add_parser("render", help="print the docs block; --write or --check docs/training/step-time.md")
     how = r.add_mutually_exclusive_group()
     how.add_argument("--write", help="replace the block in this file")
     how.add_argument("--check", help="exit 1 when this file's block differs")

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 from bench.common import fail, load_data, positive_int  # noqa: E402  (the CLI convention of every bench module and script)
 
 TEMPLATE_OVERHEAD_TOKENS = 128  # scripts/prompt_lengths.py: the chat template around system + user prompt
-SEED_STEP1_ACCURACY = 0.53  # the seed run's step-1 accuracy on positive pairs (configs/README.md)
+SEED_STEP1_ACCURACY = 0.53  # the seed run's step-1 accuracy on positive pairs (docs/training/before-you-train.md)
 SEED_STEP1_COMPLETION_TOKENS = 830  # its mean completion length at step 1
 
 

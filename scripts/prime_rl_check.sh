@@ -123,7 +123,7 @@ while IFS= read -r usage; do
     extra=()
     [[ "${words[-1]}" == */slurm.toml ]] && extra=(--slurm.project-dir "$prime_rl")
     printf 'uv run --no-sync rl %s --dry-run ... ' "${words[*]}"
-    # the documented command (configs/README.md, "Commands"): from this repository, UV_PROJECT naming prime-rl's
+    # the documented command (docs/training/recipe.md, "Commands"): from this repository, UV_PROJECT naming prime-rl's
     # checkout, `uv run --no-sync`; UV_PROJECT_ENVIRONMENT names this install's venv (outside the checkout)
     if UV_PROJECT="$prime_rl" UV_PROJECT_ENVIRONMENT="$venv" uv run --no-sync rl "${words[@]}" "${extra[@]}" \
         --dry-run --output-dir "$dry" --run.name "$name" >"$work/dry-run-$name.log" 2>&1; then

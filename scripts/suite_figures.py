@@ -1,17 +1,17 @@
-"""The test-suite figures the README shows (tests per stage, passed/skipped, CPU seconds, wall time), generated.
+"""The test-suite figures the docs show (tests per stage, passed/skipped, CPU seconds, wall time), generated.
 
 Two kinds of figure, kept apart:
 
 - **Counts of collected tests** per stage (``pytest --collect-only -q``, the stages of ``scripts/test.sh`` plus the
-  fast loop, ``-m "not slow"``): deterministic, so ``--check`` recounts them and fails when the README's differ.
+  fast loop, ``-m "not slow"``): deterministic, so ``--check`` recounts them and fails when the shown ones differ.
 - **Measurements** (passed/skipped, CPU seconds, wall): they depend on the machine and its load, so they are
   recorded once each, with the machine, the command and the date, in ``scripts/suite_figures.json``
   (``--measure fast`` runs the fast loop, ``--measure suite`` runs ``scripts/test.sh``, and each appends what it
-  measured), and the README shows them as measured, never as a property of the code. A measurement also records
-  how many tests were collected when it ran, so the README says when it is older than the current test set.
+  measured), and the docs show them as measured, never as a property of the code. A measurement also records
+  how many tests were collected when it ran, so the table says when it is older than the current test set.
 
-The README holds two generated blocks, ``<!-- suite-figures: NAME -->`` ... ``<!-- /suite-figures -->``:
-``summary`` (one sentence near the top) and ``tests`` (the table in the Tests section).
+Two generated blocks, ``<!-- suite-figures: NAME -->`` ... ``<!-- /suite-figures -->`` (``BLOCK_FILES``):
+``summary``, one sentence near the top of README.md, and ``tests``, the table of docs/testing.md's Tests section.
 
 Usage (from the repository root, in the workspace venv)::
 
@@ -44,6 +44,9 @@ from drugprot.core.outputs import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+TESTING = ROOT / "docs" / "testing.md"
+BLOCK_FILES: dict[str, Path] = {"summary": README, "tests": TESTING}
+"""Which file holds each generated block."""
 FIGURES = ROOT / "scripts" / "suite_figures.json"
 _END = "<!-- /suite-figures -->"
 
@@ -316,7 +319,7 @@ def render_summary(counts: Mapping[str, int], records: Sequence[Mapping[str, Any
     text = (
         f"The whole suite (`scripts/test.sh`: {stages} tests on its three stages) has taken "
         f"**{cpu_range(records, 'suite')}**{wall}. While working, run the fast loop first "
-        f"({thousands(counts['fast'])} tests; {fast_cost}; [Tests](#tests) has each measurement)."
+        f"({thousands(counts['fast'])} tests; {fast_cost}; [Tests](docs/testing.md#tests) has each measurement)."
     )
     return "\n".join(_wrapped(text)) + "\n"
 
@@ -329,16 +332,20 @@ def splice(text: str, name: str, body: str) -> str:
     """
     start = re.search(rf"^<!-- suite-figures: {re.escape(name)} -->\n", text, re.M)
     if start is None:
-        raise ValueError(f"README.md: no '<!-- suite-figures: {name} -->' marker")
+        raise ValueError(f"no '<!-- suite-figures: {name} -->' marker")
     end = text.find(_END, start.end())
     if end < 0:
-        raise ValueError(f"README.md: suite-figures {name}: no {_END} after its marker")
+        raise ValueError(f"suite-figures {name}: no {_END} after its marker")
     return text[: start.end()] + body + text[end:]
 
 
-def render_readme(text: str, counts: Mapping[str, int], records: Sequence[Mapping[str, Any]]) -> str:
-    text = splice(text, "summary", render_summary(counts, records))
-    return splice(text, "tests", render_tests(counts, records))
+def render_file(path: Path, text: str, counts: Mapping[str, int], records: Sequence[Mapping[str, Any]]) -> str:
+    """``text`` (the file ``path``) with the blocks ``BLOCK_FILES`` puts there re-rendered."""
+    renderers = {"summary": render_summary, "tests": render_tests}
+    for name, where in BLOCK_FILES.items():
+        if where == path:
+            text = splice(text, name, renderers[name](counts, records))
+    return text
 
 
 def load_records(path: Path = FIGURES) -> list[dict[str, Any]]:
@@ -348,8 +355,8 @@ def load_records(path: Path = FIGURES) -> list[dict[str, Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="recount the tests and re-render the README's blocks")
-    mode.add_argument("--check", action="store_true", help="exit 1 when the README's blocks are stale")
+    mode.add_argument("--write", action="store_true", help="recount the tests and re-render the blocks")
+    mode.add_argument("--check", action="store_true", help="exit 1 when a block is stale")
     mode.add_argument(
         "--measure",
         choices=("fast", "suite"),
@@ -363,21 +370,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         records.append(record)
         write_text_atomic(FIGURES, json.dumps({"measurements": records}, indent=2) + "\n")
         print(f"suite_figures: recorded {json.dumps(record)}", file=sys.stderr)
-    text = README.read_text(encoding="utf-8")
-    new = render_readme(text, counts, records)
+    files = dict.fromkeys(BLOCK_FILES.values())
+    texts = {path: path.read_text(encoding="utf-8") for path in files}
+    new = {path: render_file(path, text, counts, records) for path, text in texts.items()}
+    stale = [str(path.relative_to(ROOT)) for path in texts if new[path] != texts[path]]
     if args.check:
-        if new != text:
+        if stale:
             print(
-                f"suite_figures: README.md is stale (tests collected now: {counts}); regenerate with "
+                f"suite_figures: {', '.join(stale)} stale (tests collected now: {counts}); regenerate with "
                 ".venv/bin/python scripts/suite_figures.py --write",
                 file=sys.stderr,
             )
             return 1
-        print(f"suite_figures: README.md current (tests collected: {counts})", file=sys.stderr)
+        print(f"suite_figures: current (tests collected: {counts})", file=sys.stderr)
         return 0
-    if new != text:
-        write_text_atomic(README, new)
-    print(f"suite_figures: {'rewrote' if new != text else 'nothing to rewrite in'} README.md", file=sys.stderr)
+    for path in texts:
+        if new[path] != texts[path]:
+            write_text_atomic(path, new[path])
+    print(f"suite_figures: rewrote {', '.join(stale) or 'nothing'}", file=sys.stderr)
     return 0
 
 

@@ -33,7 +33,19 @@ from .conftest import FIXTURE_JSONL
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
-README = CONFIGS / "README.md"
+TRAINING_DOCS = (
+    CONFIGS / "README.md",
+    *sorted((ROOT / "docs" / "training").glob("*.md")),
+    ROOT / "docs" / "evaluation" / "extraction.md",
+)
+"""Where the configs are documented: configs/README.md and the docs site's training pages (and extraction mode's)."""
+
+
+def training_docs() -> str:
+    """The text of ``TRAINING_DOCS``, one after another."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in TRAINING_DOCS)
+
+
 VALIDATE_SCRIPT = ROOT / "scripts" / "validate_prime_rl.sh"
 BASE = "configs/drugprot.toml"
 EXTRACTION = "configs/rl/extraction.toml"
@@ -135,7 +147,7 @@ def usage_chain(path: Path) -> list[str]:
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.startswith("# Usage: ")]
     assert len(lines) == 1, f"{path}: needs exactly one '# Usage: uv run --no-sync rl @ ...' line"
     words = shlex.split(lines[0].removeprefix("# Usage: "))
-    assert words[:4] == ["uv", "run", "--no-sync", "rl"], lines[0]  # the one documented way (configs/README.md)
+    assert words[:4] == ["uv", "run", "--no-sync", "rl"], lines[0]  # the one documented way (docs/training/recipe.md)
     args = words[4:]
     assert len(args) % 2 == 0 and args[::2] == ["@"] * (len(args) // 2), lines[0]
     return args[1::2]
@@ -370,7 +382,7 @@ def test_config_names_the_pinned_prime_rl_commit(path: Path) -> None:
 def test_pinned_commit_matches_script_and_readme() -> None:
     script = VALIDATE_SCRIPT.read_text(encoding="utf-8")
     assert re.findall(r"^PRIME_RL_COMMIT=(\w+)$", script, re.MULTILINE) == [PRIME_RL_COMMIT]
-    assert PRIME_RL_COMMIT in README.read_text(encoding="utf-8")
+    assert PRIME_RL_COMMIT in training_docs()
 
 
 @pytest.mark.parametrize("path", RUN_CONFIGS, ids=RUN_IDS)
@@ -679,7 +691,7 @@ def test_extraction_toml_quotes_the_real_sample_numbers() -> None:
 
 
 def test_readme_quotes_the_measured_numbers() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = training_docs()
     numbers = (REAL_SAMPLE_MAX_PROMPT_CHARS, REAL_SAMPLE_MAX_PROMPT_BYTES, prompt_token_bound())
     for quoted in (*(f"{n:,}" for n in numbers), f"{prompt_token_bound() + 2048:,}", "10,240"):
         assert quoted in text, quoted
@@ -700,13 +712,13 @@ def test_readme_quotes_the_measured_numbers() -> None:
     assert "--mode extraction --max-completion-tokens 4096" in text
 
 
-# The one way to launch a run, from this repository (configs/README.md, "Commands"); scripts/prime_rl_check.sh
+# The one way to launch a run, from this repository (docs/training/recipe.md, "Commands"); scripts/prime_rl_check.sh
 # dry-runs every config's `# Usage:` line exactly so where prime-rl is installed.
 RL_COMMAND = "uv run --no-sync rl @ configs/drugprot.toml"
 
 
 def test_both_readmes_launch_rl_the_same_way() -> None:
-    top, configs = ROOT_README.read_text(encoding="utf-8"), README.read_text(encoding="utf-8")
+    top, configs = ROOT_README.read_text(encoding="utf-8"), training_docs()
     assert f"`UV_PROJECT=../prime-rl {RL_COMMAND}`" in top
     assert "export UV_PROJECT=../prime-rl\n" in configs
     assert f"{RL_COMMAND} --run.name trinity-drugprot " in configs
@@ -785,9 +797,9 @@ OFFICIAL_EVAL = CONFIGS / "eval" / "official.toml"
 
 
 def readme_final_eval_commands() -> list[list[str]]:
-    """The ``uv run vf-eval @ configs/eval/official.toml ...`` lines of configs/README.md's "Evaluating it", as
+    """The ``uv run vf-eval @ configs/eval/official.toml ...`` lines of docs/training/recipe.md's "Evaluating it", as
     argv after ``uv run`` (how the final adapter is scored: the in-training evals never see it)."""
-    section = README.read_text(encoding="utf-8").split("## Evaluating it", 1)[1].split("\n## ", 1)[0]
+    section = training_docs().split("## Evaluating it", 1)[1].split("\n## ", 1)[0]
     prefix = "uv run vf-eval @ configs/eval/official.toml"
     return [line.split()[2:] for line in section.splitlines() if line.startswith(prefix)]
 
@@ -1076,17 +1088,37 @@ def test_eval_config_dry_run(name: str, tmp_path: Path) -> None:
     assert (agent["harness"]["id"], agent["runtime"]["type"]) == ("drugprot", "subprocess")
 
 
-# The main-job commands README.md opens with (its "Two commands" block and the Evaluating table).
+# The main-job commands README.md opens with, and the 0.3.x one of docs/index.md (Getting started).
 README_V1_COMMAND = "vf-eval drugprot -m arcee/trinity-mini -n 100"
 README_LEGACY_COMMAND = "vf-eval drugprot -m trinity-mini -n 100 -r 1 -s"
 PRIME_INFERENCE = ("arcee/trinity-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
+GETTING_STARTED = ROOT / "docs" / "index.md"
 
 
-def test_readme_opens_the_main_job_with_the_documented_commands() -> None:
-    block = ROOT_README.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
-    lines = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
+def first_bash_block(path: Path) -> list[str]:
+    """The command lines of the file's first ``bash`` block, comments dropped."""
+    block = path.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def test_readme_opens_with_the_demo_the_main_job_and_the_tests() -> None:
+    """README.md's first block: the keyless demo, the main job and its report, the fast loop and the whole suite."""
+    assert first_bash_block(ROOT_README) == [
+        "uv run drugprot demo",
+        "export PRIME_API_KEY=...",
+        f"uv run {README_V1_COMMAND}",
+        "uv run drugprot report outputs/<run dir>",
+        'uv run pytest -m "not slow" --ignore=tests/tools/adapters',
+        "scripts/test.sh",
+    ]
+    lines = ROOT_README.read_text(encoding="utf-8").splitlines()
+    assert "uv run drugprot demo" in lines[:25]  # the first screen
+
+
+def test_getting_started_opens_the_main_job_with_the_documented_commands() -> None:
+    lines = first_bash_block(GETTING_STARTED)
     assert lines[:3] == ["export PRIME_API_KEY=...", f"uv run {README_V1_COMMAND}", README_LEGACY_COMMAND]
-    assert lines[3] == "uv run vf-eval @ configs/eval/trinity-mini.toml"
+    assert lines[3:5] == ["uv run vf-eval @ configs/eval/trinity-mini.toml", "uv run drugprot report outputs/<run dir>"]
 
 
 def test_readme_v1_command_dry_run(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The alignment evidence (``evidence.alignment``, ``evidence.operating_points``, ``evidence.decision``,
 ``evidence.rl_sim``) on the fixture.
 
-The orderings the README's tables rest on, pinned on ``tests/fixtures/drugprot_fixture.jsonl``: every reward ranks
+The orderings docs/evidence.md's tables rest on, pinned on ``tests/fixtures/drugprot_fixture.jsonl``: every reward ranks
 the policy family as the official micro-F1 does up to the listed Spearman, no degenerate policy outranks the
 lexical baseline; the calibrated cost and the agreement around operating points; the decision rules on hand-made
 probabilities, constants chosen on training folds only; and a tiny sandbox run whose ``metrics.jsonl`` carries the

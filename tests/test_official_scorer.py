@@ -1,5 +1,5 @@
-"""The official scorer's recipe in docs/evaluation.md: what it installs, and (given a checkout of the scorer) that
-the scorer prints the report's figures on ``--export-tsv`` / ``--export-gold`` output.
+"""The official scorer's recipe in docs/evaluation/report.md: what it installs, and (given a checkout of the scorer)
+that the scorer prints the report's figures on ``--export-tsv`` / ``--export-gold`` output.
 
 The scorer (tonifuc3m/drugprot-evaluation-library) is third-party code and is never shipped here: the end-to-end
 test runs when ``DRUGPROT_OFFICIAL_SCORER`` names a checkout of it, and is skipped otherwise.
@@ -17,7 +17,7 @@ import pytest
 
 from drugprot.tools.cli import main as cli_main
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "evaluation.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "evaluation" / "report.md"
 
 
 def scorer_recipe() -> str:

@@ -1,7 +1,7 @@
 """Hub-ready packaging of ``environments/drugprot``: metadata, README contract, and a real build + clean install.
 
 - The README's options table is ``labels.RELATION_LABELS``; its knob table is every ``DrugprotConfig`` field (plus the
-  legacy-only ``train_split``) with its default; its alias table is ``configs/endpoints.toml``.
+  legacy-only ``train_split``) with its default; the docs' endpoint alias table is ``configs/endpoints.toml``.
 - ``prime env push`` classifies the package as verifiers v1 (a floored ``verifiers`` requirement); checked with the
   ``prime`` CLI's own classifier when ``prime`` is installed (``pip install prime``), skipped otherwise.
 - ``packaging``-marked tests run ``uv build`` (sdist, then the wheel from the sdist), install the wheel into a fresh
@@ -75,14 +75,15 @@ def test_readme_documents_every_knob_with_its_default() -> None:
     base = set(vf.TasksetConfig.model_fields)
     expected = {name: str(field.default) for name, field in DrugprotConfig.model_fields.items() if name not in base}
     expected["train_split"] = str(inspect.signature(load_environment).parameters["train_split"].default)
-    documented = {row[0].strip("`"): row[1].strip("`") for row in table_rows(between(readme(), "knobs"))}
+    documented = {row[0].strip("`"): row[2].strip("`") for row in table_rows(between(readme(), "knobs"))}
     assert documented == expected
     assert list(documented) == list(expected)  # in the config's order
 
 
-def test_readme_alias_table_matches_the_endpoint_registry() -> None:
+def test_the_docs_alias_table_matches_the_endpoint_registry() -> None:
+    """The endpoints table of the docs' Running evaluations page is ``configs/endpoints.toml``."""
     entries = tomllib.loads((ROOT / "configs" / "endpoints.toml").read_text(encoding="utf-8"))["endpoint"]
-    text = readme()
+    text = (ROOT / "docs" / "evaluation" / "running.md").read_text(encoding="utf-8")
     table = text[text.index("| Provider | Model id |") :]
     rows = table_rows(table[: table.index("\n\n")])
     documented = {row[4].strip("`"): (row[1].split()[0].strip("`"), row[2].strip("`"), row[3].split()[0].strip("`"))
@@ -99,14 +100,22 @@ def test_readme_names_install_paths_configs_and_citation() -> None:
         "CC BY 4.0",
         "10.5281/zenodo.4955410",
         "Overview of {DrugProt} {BioCreative} {VII} track",
-        "configs/README.md",
+        "configs/drugprot.toml",
         VERIFIERS_REQUIREMENT.replace("verifiers", "`verifiers", 1) + "`",
     ):
         assert needle in text, needle
     for config in sorted((ROOT / "configs" / "eval").glob("*.toml")):
         assert f"vf-eval @ configs/eval/{config.name}" in text
-    for heading in ("## Overview", "## Install", "## Data and license", "## Task", "## Rewards and metrics",
-                    "## Configuration", "## Evaluation", "## Training with prime-rl", "## Citation"):  # fmt: skip
+    for heading in (
+        "## Overview",
+        "## Datasets",
+        "## Task",
+        "## Quickstart",
+        "## Environment arguments",
+        "## Metrics",
+        "## Links",
+        "## Citation",
+    ):  # fmt: skip  (the Environments Hub page's sections)
         assert f"\n{heading}\n" in text, heading
 
 

@@ -1,4 +1,4 @@
-"""``evidence.step_time``: configs/README.md's step-time block is the one its committed inputs render, and the
+"""``evidence.step_time``: docs/training/step-time.md's step-time block is the one its committed inputs render, and the
 arithmetic behind it (shipped share before and after issue 41's fix, tokens, seconds, hours) is as specified."""
 
 from __future__ import annotations

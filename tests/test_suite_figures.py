@@ -1,7 +1,8 @@
-"""``scripts/suite_figures.py``: the README's suite figures are generated; the counts of collected tests are checked.
+"""``scripts/suite_figures.py``: the suite figures of README.md and docs/testing.md are generated; the counts of
+collected tests are checked.
 
 The slow test recounts the tests of the fast loop, of the 0.4.0 stage and of the adapters stage with this interpreter
-(``pytest --collect-only``) and fails when the README's table differs: a test added or removed without
+(``pytest --collect-only``) and fails when the docs' table differs: a test added or removed without
 ``scripts/suite_figures.py --write`` is drift. The others pin parsing and rendering.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -109,7 +111,7 @@ def test_the_summary_states_the_measured_range() -> None:
     assert figures.render_summary(COUNTS, RECORDS) == (
         "The whole suite (`scripts/test.sh`: 1,989 + 1,989 + 171 tests on its three stages) has taken **978 CPU-s** "
         "(8 min 39 s\nwall, by machine and load). While working, run the fast loop first (1,959 tests; 150 CPU-s on "
-        "2026-12-05;\n[Tests](#tests) has each measurement).\n"
+        "2026-12-05;\n[Tests](docs/testing.md#tests) has each measurement).\n"
     )
     slower = {**RECORDS[0], "wall_s": 1560, "cpu_s": 855}
     assert "has taken **855–978 CPU-s** (8 min 39\ns to 26 min wall, by machine and load)" in figures.render_summary(
@@ -127,8 +129,8 @@ def test_splice_needs_both_markers() -> None:
 
 
 def readme_count(row_start: str) -> int:
-    """The "tests collected now" cell of the README's table row that starts with ``row_start``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The "tests collected now" cell of docs/testing.md's table row that starts with ``row_start``."""
+    text = figures.TESTING.read_text(encoding="utf-8")
     (row,) = [line for line in text.splitlines() if line.startswith(row_start)]
     return int(row.split(" | ")[1].replace(",", ""))
 
@@ -140,8 +142,29 @@ def test_the_readme_blocks_render_the_recorded_measurements() -> None:
         "fast": readme_count("| fast loop: "),
         **{stage.name: readme_count(f"| `scripts/test.sh` stage {stage.title} ") for stage in figures.STAGES},
     }
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert figures.render_readme(text, counts, figures.load_records()) == text
+    for path in (figures.README, figures.TESTING):
+        text = path.read_text(encoding="utf-8")
+        assert figures.render_file(path, text, counts, figures.load_records()) == text, path.name
+
+
+def test_each_block_is_in_its_file() -> None:
+    """The summary sentence is README.md's, the table docs/testing.md's: each once, in its file only."""
+    assert figures.BLOCK_FILES == {"summary": ROOT / "README.md", "tests": ROOT / "docs" / "testing.md"}
+    for name, path in figures.BLOCK_FILES.items():
+        for other in set(figures.BLOCK_FILES.values()):
+            count = other.read_text(encoding="utf-8").count(f"<!-- suite-figures: {name} -->")
+            assert count == (1 if other == path else 0), (name, other.name)
+
+
+def test_the_fast_loop_shown_is_the_one_measured() -> None:
+    """Every fast-loop command README.md and docs/testing.md show (``uv run pytest -m "not slow" ...``) runs pytest
+    with exactly the arguments the figures' fast loop was counted and measured with (``FAST_ARGS``, less ``-q``)."""
+    shown = [
+        shlex.split(command)[3:]
+        for path in (figures.README, figures.TESTING)
+        for command in re.findall(r'uv run pytest -m "not slow"[^`\n]*', path.read_text(encoding="utf-8"))
+    ]
+    assert len(shown) >= 2 and all(args == list(figures.FAST_ARGS[1:]) for args in shown), shown
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""``scripts/transcripts.py``: every command transcript the READMEs and docs show is generated, and stays current.
+"""``scripts/transcripts.py``: every command transcript the docs pages show is generated, and stays current.
 
 The slow test runs the commands (``--check``) and fails when a shown transcript differs from a fresh run; the others
 pin how output is normalised, selected and spliced between the markers.

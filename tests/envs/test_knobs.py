@@ -38,8 +38,8 @@ def readme_rows() -> list[tuple[str, str]]:
     text = ENV_README.read_text(encoding="utf-8")
     table = text.split("<!-- knobs:start -->\n", 1)[1].split("<!-- knobs:end -->", 1)[0]
     header, rule, *rows = table.strip().splitlines()
-    assert (header, rule) == ("| Knob | Default | Meaning |", "|---|---|---|")
-    return [re.fullmatch(r"\| `(\w+)` \| `([^`]*)` \| .+ \|", row).groups() for row in rows]  # type: ignore[union-attr]
+    assert (header, rule) == ("| Arg | Type | Default | Stacks | Description |", "|---|---|---|---|---|")
+    return [re.fullmatch(r"\| `(\w+)` \| [^|]+ \| `([^`]*)` \| [v01, ]+ \| .+ \|", row).groups() for row in rows]  # type: ignore[union-attr]
 
 
 def test_the_stacks_split_the_table() -> None:

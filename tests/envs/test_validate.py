@@ -1,4 +1,4 @@
-"""verifiers' own model-free checker on drugprot: the command the README documents, run for real on the fixture.
+"""verifiers' own model-free checker on drugprot: the command the docs show, run for real on the fixture.
 
 ``vf-validate`` (verifiers 0.4.x; the v1 ``validate`` on 0.3.x) builds the taskset alone, with no env and no agent,
 so the seat ``DrugprotEnv`` pins (harness ``drugprot`` in a ``subprocess`` runtime) does not apply: the checks run
@@ -25,13 +25,14 @@ from tests.e2e import verifiers_version
 from tests.envs.test_legacy import FIXTURE_ANSWERS
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+PAGES = (ROOT / "docs" / "index.md", ROOT / "docs" / "evaluation" / "running.md")
+"""Where the docs show the checker's command: Getting started (0.4.x) and Running evaluations (both stacks)."""
 
 DOCUMENTED = {
     "vf-validate": "vf-validate drugprot --runtime.type subprocess --taskset.data-path FILE",
     "validate": "validate drugprot --runtime.type subprocess --taskset.data-path FILE",
 }
-"""The checker's command as README.md gives it, per script name (``validate`` is 0.3.x's v1 CLI)."""
+"""The checker's command as the docs give it, per script name (``validate`` is 0.3.x's v1 CLI)."""
 
 NO_LOGIN = "not authenticated with prime - run `prime login` or set $PRIME_API_KEY"
 
@@ -79,14 +80,14 @@ def documented_argv(script: Path, data_path: Path) -> list[str]:
     return [str(script), *(str(data_path) if a == "FILE" else a for a in args)]
 
 
-def test_readme_documents_the_command_for_both_stacks() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_docs_show_the_command_for_both_stacks() -> None:
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
     for command in DOCUMENTED.values():  # as a command of its own: `validate …` not only inside `vf-validate …`
         assert re.search(r"(?<![\w-])" + re.escape(command), text), command
 
 
 def test_validate_passes_on_the_fixture_without_a_prime_login(tmp_path: Path) -> None:
-    """The README's command on the fixture: gold and noop (0.3.x: setup) checks valid for 27/27 tasks."""
+    """The documented command on the fixture: gold and noop (0.3.x: setup) checks valid for 27/27 tasks."""
     script = validate_script()
     proc = run_validate(documented_argv(script, FIXTURE_JSONL), tmp_path, tmp_path / "out")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -109,7 +110,7 @@ def test_validate_passes_on_the_fixture_without_a_prime_login(tmp_path: Path) ->
 
 
 def test_without_the_subprocess_runtime_it_asks_for_a_prime_login(tmp_path: Path) -> None:
-    """Why the README's command carries ``--runtime.type subprocess``: the default runtime is a Prime sandbox."""
+    """Why the documented command carries ``--runtime.type subprocess``: the default runtime is a Prime sandbox."""
     script = validate_script()
     argv = [a for a in documented_argv(script, FIXTURE_JSONL) if a not in ("--runtime.type", "subprocess")]
     proc = run_validate([*argv, "-n", "1"], tmp_path, tmp_path / "out")  # one task is enough to fail

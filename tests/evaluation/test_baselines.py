@@ -447,7 +447,7 @@ def test_extraction_exports_reproduce_the_report_on_the_real_sample(
     )
     assert (quirk.tp, quirk.fp, quirk.fn) == (920, 2899, 837)
     assert abs(quirk.f1 - payload["majority"]["micro_f1"]) < 1e-5
-    # The same answers as pair mode's negatives=all on the sample (README's row): 0.241 / 0.524 / 0.330.
+    # The same answers as pair mode's negatives=all on the sample (docs' results row): 0.241 / 0.524 / 0.330.
     assert [round(payload[k], 3) for k in ("micro_precision", "micro_recall", "micro_f1")] == [0.241, 0.524, 0.33]
 
 

@@ -77,7 +77,7 @@ def test_serve_exits_130_on_ctrl_c_like_every_command() -> None:
 
 
 def test_the_hub_user_path_serve_vf_eval_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's commands: the served baseline scores in the report exactly as the offline baseline does."""
+    """docs/index.md's commands: the served baseline scores in the report exactly as the offline baseline does."""
     server = subprocess.Popen(
         [sys.executable, "-m", "drugprot.tools.cli", "serve", "--baseline", "lexical", "--port", "0"]
         + ["--data-path", str(FIXTURE_JSONL), "--split", "validation", "--negatives", "all"],

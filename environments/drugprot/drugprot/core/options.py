@@ -1,7 +1,7 @@
 """The environment's knobs: one table (``KNOBS``) and the one place their values are validated (``TaskOptions``).
 
 Both adapters expose the same knobs under the same names and defaults: the v1 ``DrugprotConfig`` fields
-(``--env.taskset.<knob>``) and the v0 ``load_environment`` keyword arguments (``-a '{...}'``); the README's knob
+(``--env.taskset.<knob>``) and the v0 ``load_environment`` keyword arguments (``-a '{...}'``); the package README's knob
 table lists them. ``tests/envs/test_knobs.py`` checks all three against ``KNOBS``. Each adapter turns its
 values into ``TaskOptions`` with ``TaskOptions.from_knobs``; a bad value raises ``DrugprotConfigError``
 naming the knob, whichever stack it came through.

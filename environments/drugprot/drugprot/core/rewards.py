@@ -16,7 +16,7 @@ serves both modes, both verifiers stacks, the baselines and the report:
   official metric does. A reply that states a relation it believes with probability ``p`` gains in expectation iff
   ``p > fp_cost / (1 + fp_cost + fn_cost)`` (``Costs.threshold``); micro-F1 is maximised by stating relations
   above ``F*/2``, half the best F1 the model can reach (Lipton, Elkan and Narayanaswamy 2014), so the costs are
-  chosen for the model's operating point (README, "The reward").
+  chosen for the model's operating point (docs/reward.md, "The reward").
 
   Defaults ``fp_cost=0.5``, ``fn_cost=1``: threshold ``0.5 / 2.5 = 0.2``, the cost calibrated at micro-F1 0.4.
   Measured by ``python -m evidence.decision`` on the real 350-abstract training sample over 10 PMID splits (constants

@@ -3,7 +3,7 @@
 It answers with a fixed or scripted reply (``--reply``, ``--script``: for tests and debugging), or with a model-free
 baseline (``--baseline lexical``) on the questions of a run: start it with the same ``--data-path``, ``--split`` and
 ``--negatives`` as the ``vf-eval`` run it serves, then point ``vf-eval --client.base-url`` at it. The hub-user path
-(package, server, ``vf-eval``, ``drugprot report``) without a model or a key: README, "Without a model".
+(package, server, ``vf-eval``, ``drugprot report``) without a model or a key: docs/index.md, "Without a key or a model".
 """
 
 from __future__ import annotations
