@@ -376,7 +376,7 @@ def test_report_on_a_legacy_vf_eval_extraction_run(tmp_path: Path, capsys: pytes
         "legacy vf-eval results.jsonl", 9, 9, 0
     )  # fmt: skip
     assert got["micro_counts"] == got["majority"]["micro_counts"] == {"tp": 19, "fp": 1, "fn": 9}
-    assert close(got["accuracy"], (Fraction(2, 3) + Fraction(1, 2) + 5) / 9)
+    assert close(got["accuracy"], (Fraction(43, 64) + Fraction(1, 2) + 5) / 9)  # 2/3 on the 1/64 grid, as on v1
     assert got["quality"]["rejected_lines"]["unknown_id"] == 1 and got["quality"]["reasoning_incomplete"] == 1
 
 
