@@ -20,8 +20,6 @@ import pytest
 from drugprot.core.rewards import GROUP_SIZES
 from tests.reward_values import OLD_REWARDS, SETTINGS, extraction_rewards, pair_rewards, reward_of
 
-torch = pytest.importorskip("torch")
-
 PRIME_RL_LINES = (
     "rewards = torch.tensor([trace.reward for trace in traces], dtype=torch.float32)",
     "advantages = rewards - rewards.mean()",
@@ -29,7 +27,9 @@ PRIME_RL_LINES = (
 
 
 def advantages(rewards: list[float]) -> list[float]:
-    """prime-rl ``559b447`` ``grpo.py`` lines 27 and 30 (no length penalty: the recipe sets none)."""
+    """prime-rl ``559b447`` ``grpo.py`` lines 27 and 30 (no length penalty: the recipe sets none). torch is imported
+    here, not at collection, so every interpreter collects the same tests (scripts/suite_figures.py counts them)."""
+    torch = pytest.importorskip("torch")
     tensor = torch.tensor(rewards, dtype=torch.float32)
     return (tensor - tensor.mean()).tolist()
 
