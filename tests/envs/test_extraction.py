@@ -187,8 +187,9 @@ def test_legacy_vf_eval_in_extraction_mode(tmp_path: Path) -> None:
     assert sorted(row["info"]["key"] for row in rows) == sorted(replies)
     for row in rows:
         score = expected[row["info"]["key"]]
+        # the accuracy reward: the per-document F1 on the 1/64 grid, as on v1
         assert (row["reward"], row["accuracy"], row["utility"], row["format"], row["answered"]) == (
             pytest.approx(Reward().value(score)), on_grid(score.accuracy), utility(score, Costs()), score.format,
             float(score.answered)
-        )  # fmt: skip  (the accuracy reward: the per-document F1 on the 1/64 grid, as on v1)
+        )  # fmt: skip
         assert row["info"][INFO_KEY] == score.as_info() | {"versions": FIXTURE_VERSIONS}
