@@ -179,7 +179,10 @@ def test_a_client_that_trickles_its_headers_is_closed_at_one_deadline_not_one_pe
                     break
                 sent += 1
                 readable, _, _ = select.select([sock], [], [], 0.05)
-                closed = bool(readable) and sock.recv(1) == b""
+                try:
+                    closed = bool(readable) and sock.recv(1) == b""
+                except OSError:  # closed with trickled bytes still unread: a reset
+                    closed = True
             assert closed, f"still open after {sent} trickled bytes"
             assert time.monotonic() - start >= timeout
 
