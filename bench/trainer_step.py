@@ -423,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     if "WORLD_SIZE" in os.environ:
         import torch.distributed as dist
 
+        # every rank leaves together: a rank that tears its group down while rank 0 still writes can make gloo's
+        # threads abort the other ("terminate called without an active exception", SIGABRT; seen once in CI)
+        dist.barrier()
         dist.destroy_process_group()
     return 0
 
