@@ -25,6 +25,7 @@ from typing import Any
 from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, Costs, fp_cost_for_f1, on_grid
 from drugprot.evaluation.fstar import MIN_ROLLOUTS, Abstract, f_star
 from drugprot.evaluation.records import ExtractionRollout, Rollout
+from drugprot.evaluation.summary import micro_f1_interval
 
 FORMULA = "F(1+fn_cost)/(2-F)"
 
@@ -80,7 +81,7 @@ def calibration_summary(
     knobs accept). ``fp_cost`` and its interval are None when the target is 0."""
     run_costs = _recorded_costs(rollouts)
     fn = run_costs[1] if run_costs is not None else DEFAULT_FN_COST
-    bounds = intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
+    bounds = micro_f1_interval(intervals)
     low, high = (bounds["low"], bounds["high"]) if bounds is not None else (None, None)
     star = (
         f_star(abstracts, rollouts_per_task=rollouts_per_task, resamples=resamples, seed=seed)

@@ -6,7 +6,7 @@ the run file found. Each mode's own ``summarize`` builds on them: ``drugprot.mod
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.labels import letter_of
@@ -36,6 +36,11 @@ def intervals_over_abstracts(
         return {"unavailable": f"a bootstrap over abstracts needs at least 2 abstracts; this run has {len(abstracts)}"}
     result = bootstrap_metrics(summed, resamples=resamples, seed=seed)
     return bootstrap_dict(result, tasks=len(pmids), together=together)
+
+
+def micro_f1_interval(intervals: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The report's ``intervals["micro_f1"]`` (``low``/``high``), or None when the report has no intervals."""
+    return intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
 
 
 def bootstrap_dict(result: Bootstrap, *, tasks: int, together: str) -> dict[str, Any]:

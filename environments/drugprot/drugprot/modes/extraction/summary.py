@@ -43,6 +43,7 @@ from drugprot.evaluation.summary import (
     intervals_over_abstracts,
     lines_summary,
     mean,
+    micro_f1_interval,
     official_fields,
     run_versions,
     tokens_summary,
@@ -130,8 +131,7 @@ def vote_cells(rollouts: Sequence[ExtractionRollout]) -> dict[str, Abstract]:
 def forecast_of(rollouts: Sequence[ExtractionRollout], intervals: dict[str, Any] | None) -> dict[str, Any]:
     """The report's ``forecast`` (``drugprot.evaluation.forecast``): each abstract's rollouts' reward and tokens."""
     groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in group_by_abstract(rollouts).values()]
-    bounds = intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
-    return forecast_summary(groups, bounds)
+    return forecast_summary(groups, micro_f1_interval(intervals))
 
 
 ROLLOUTS_TOGETHER = "all rollouts of an abstract together"

@@ -27,6 +27,7 @@ from drugprot.evaluation.summary import (
     intervals_over_abstracts,
     lines_summary,
     mean,
+    micro_f1_interval,
     official_fields,
     run_versions,
     tokens_summary,
@@ -118,11 +119,7 @@ def vote_cells(rollouts: Sequence[Rollout]) -> dict[str, Abstract]:
 def forecast_of(rollouts: Sequence[Rollout], intervals: dict[str, Any] | None) -> dict[str, Any]:
     """The report's ``forecast`` (``drugprot.evaluation.forecast``): each pair's rollouts' reward and tokens."""
     groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in group_by_task(rollouts).values()]
-    return forecast_summary(groups, _micro_f1_interval(intervals))
-
-
-def _micro_f1_interval(intervals: dict[str, Any] | None) -> dict[str, Any] | None:
-    return intervals.get("micro_f1") if intervals is not None and "unavailable" not in intervals else None
+    return forecast_summary(groups, micro_f1_interval(intervals))
 
 
 PAIRS_TOGETHER = "all pairs and rollouts of an abstract together"
