@@ -517,7 +517,8 @@ def run_unit(
     record = {"policy_class": policy_class, "split": split, "temperature": tau, "step0_f1_train_folds": f0,
               "fp_calibrated": fp0, "fstar_train_folds": fstar, "fp_fstar": fp_star}  # fmt: skip
     if probe is not None:
-        record |= {"fstar_probe": probe["f1"], "fp_probe": fixed["probe"], "probe_pairs": probe["pairs"]}
+        record |= {"fstar_probe": probe["f1"], "fp_probe": fixed["probe"], "probe_pairs": probe["pairs"],
+                   "fstar_probe_width": probe["width"]}  # fmt: skip
     return results, record
 
 
@@ -526,7 +527,8 @@ def probe_fstar(data: Data, seed: int, pairs: int = PROBE_PAIRS) -> dict[str, An
     pairs (the tasks of ``negatives="all"``; at most half the train abstracts, for a small data file), ``GROUP``
     sampled answers each (N offered) of a warm start fit on the other train abstracts (the probed model has not seen
     the probed abstracts, as Trinity-Mini has not), their vote-share cells (``drugprot.modes.pair.summary.vote_cells``'
-    rule) through ``drugprot.evaluation.fstar.f_star``."""
+    rule) through ``drugprot.evaluation.fstar.f_star``, with the width of its 95% interval over abstracts (1,000
+    resamples, as the report)."""
     by_pmid = data.candidates(data.train)
     rng = np.random.default_rng(30_000 + seed)
     probed: list[str] = []
@@ -549,8 +551,8 @@ def probe_fstar(data: Data, seed: int, pairs: int = PROBE_PAIRS) -> dict[str, An
         stated[pmid].extend((share, label in row.gold) for label, share in shares(votes, GROUP).items())
         gold[pmid] += len(row.gold)
     cells = {pmid: Abstract(tuple(stated[pmid]), gold[pmid]) for pmid in probed}
-    star = f_star(cells, rollouts_per_task=GROUP, resamples=0, seed=0)
-    return {"f1": star["f1"], "pairs": len(chosen)}
+    star = f_star(cells, rollouts_per_task=GROUP, resamples=1000, seed=0)  # the report's default bootstrap
+    return {"f1": star["f1"], "pairs": len(chosen), "width": star["high"] - star["low"]}
 
 
 def run_all(

@@ -209,6 +209,7 @@ def summarise(
             block["fstar_probe"] = spread([c["fstar_probe"] for c in cal])
             block["fp_probe"] = spread([c["fp_probe"] for c in cal])
             block["probe_pairs"] = spread([c["probe_pairs"] for c in cal])
+            block["fstar_probe_width"] = spread([c["fstar_probe_width"] for c in cal])
         if any(r.get("passes") for r in runs if r["policy_class"] == policy_class):
             block["one_pass"] = one_pass_block(runs, policy_class, recipes)
         out["classes"][policy_class] = block
@@ -249,7 +250,8 @@ def format_report(report: dict[str, Any]) -> str:
         if "fstar_probe" in block:
             out.append(
                 f"  F* from a step-0 probe ({show(block['probe_pairs'], 0)} train pairs x 8 rollouts, the report's "
-                f"vote-share estimator) {show(block['fstar_probe'])} -> calibrated fp_cost {show(block['fp_probe'])}"
+                f"vote-share estimator) {show(block['fstar_probe'])} -> calibrated fp_cost {show(block['fp_probe'])}; "
+                f"width of its 95% interval {show(block['fstar_probe_width'])}"
             )
         out.append(
             f"  {'recipe':<26}{'F1 start':>32}{'F1 end, greedy':>32}{'F1 end, sampled':>32}"

@@ -71,7 +71,10 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
         f"{high - low:.3f} wide (needs <= 0.15); probe as docs/training/before-you-train.md shows); this run's "
         "fp_cost 0.53125 puts it at 0.150"
     )
-    assert text[i + 2] == "    about 0.01 F1 is at stake between calibrations (F*, F or the default cost)"
+    assert text[i + 2] == (
+        "    at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 "
+        "(the sandbox: evidence/README.md)"
+    )
     json.dumps(report, allow_nan=False)
 
 

@@ -76,7 +76,8 @@ share >= 0.667 (coarse below 4 rollouts per task); micro-F1 gains from stating a
 (the default: the run recorded no valid costs) (no recipe value from this run: 2 tasks (needs >= 200); 3 rollouts per \
 task (needs the recipe's group size, 8); the F* interval 0.800 wide (needs <= 0.15); probe as \
 docs/training/before-you-train.md shows)
-    about 0.01 F1 is at stake between calibrations (F*, F or the default cost)
+    at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 (the \
+sandbox: evidence/README.md)
   step-0 forecast (groups of 3 rollouts, the recorded rewards): 0 of 2 tasks (0.0%) earn equal rewards on every \
 rollout: zero advantage, dropped by prime-rl
     at a smaller group size (subsets of the recorded rollouts) 2: 0.0%; all at the probe's one sampling temperature \

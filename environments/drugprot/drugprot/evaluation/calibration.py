@@ -35,7 +35,10 @@ at 40 tasks x 4 rollouts in simulation) and can be 0 (issue 51)."""
 MAX_WIDTH = 0.15
 """The widest interval of the target F* (or F) the line recommends a value from (0.15 F1 spans ``fp_cost`` about
 0.3 at fn_cost 1; between calibrations about 0.01 F1 is at stake: evidence/README.md)."""
-AT_STAKE = "about 0.01 F1 is at stake between calibrations (F*, F or the default cost)"
+AT_STAKE = (
+    "at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 "
+    "(the sandbox: evidence/README.md)"
+)
 
 
 def withheld(tasks: int, rollouts_per_task: int, low: float | None, high: float | None, name: str = "F*") -> list[str]:
