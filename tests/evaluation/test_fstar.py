@@ -274,7 +274,7 @@ def test_the_line_at_f_one_recommends_the_cost_itself() -> None:
         (199, 8, (0.30, 0.45), ["199 tasks (needs >= 200)"]),
         (200, 7, (0.30, 0.45), ["7 rollouts per task (needs the recipe's group size, 8)"]),
         (200, 8, (0.30, 0.4506), ["the F interval 0.151 wide (needs <= 0.15)"]),
-        (200, 8, None, ["no F interval (the report ran with --bootstrap 0)"]),
+        (200, 8, None, ["no F interval (--bootstrap 0, or fewer than 2 abstracts)"]),
         (
             40,
             4,
@@ -322,8 +322,8 @@ def test_a_recorded_cost_the_knob_refuses_is_read_as_unknown_and_the_run_is_repo
     assert (
         "    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 1.000 with fn_cost 1 (the "
         "default: the run recorded no valid costs) (no recipe value from this run: 2 tasks (needs >= 200); 1 "
-        "rollout per task (needs the recipe's group size, 8); no F interval (the report ran with --bootstrap 0); "
-        "probe as docs/training/before-you-train.md shows)"
+        "rollout per task (needs the recipe's group size, 8); no F interval (--bootstrap 0, or fewer than 2 "
+        "abstracts); probe as docs/training/before-you-train.md shows)"
     ) in out
 
 

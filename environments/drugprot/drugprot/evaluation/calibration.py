@@ -33,8 +33,8 @@ MIN_TASKS = 200
 """Tasks a run needs before the line recommends a value: a smaller probe's F* is biased upward (+0.03 to +0.05 F1
 at 40 tasks x 4 rollouts in simulation) and can be 0 (issue 51)."""
 MAX_WIDTH = 0.15
-"""The widest interval of the target F* (or F) the line recommends a value from (0.15 F1 spans ``fp_cost`` about
-0.3 at fn_cost 1; between calibrations about 0.01 F1 is at stake: evidence/README.md)."""
+"""The widest interval of the target F* (or F) the line recommends a value from (0.15 F1 around F* 0.4 spans
+``fp_cost`` 0.39–0.62 at fn_cost 1; between calibrations about 0.01 F1 is at stake there: evidence/README.md)."""
 AT_STAKE = (
     "at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 "
     "(the sandbox: evidence/README.md)"
@@ -52,7 +52,7 @@ def withheld(tasks: int, rollouts_per_task: int, low: float | None, high: float 
         rollouts = "1 rollout" if rollouts_per_task == 1 else f"{rollouts_per_task} rollouts"
         missing.append(f"{rollouts} per task (needs the recipe's group size, {RECIPE_GROUP_SIZE})")
     if low is None or high is None:
-        missing.append(f"no {name} interval (the report ran with --bootstrap 0)")
+        missing.append(f"no {name} interval (--bootstrap 0, or fewer than 2 abstracts)")
     elif round(high - low, 3) > MAX_WIDTH:  # as printed: a width shown as 0.150 is not above 0.15
         missing.append(f"the {name} interval {high - low:.3f} wide (needs <= {MAX_WIDTH:g})")
     return missing

@@ -5,7 +5,9 @@ differences an eval of this size can resolve.
   all equal has advantage 0 everywhere and prime-rl drops it (its filter tests the advantage for exact zero). A
   probe run with the recipe's reward and its group size (``rollouts_per_example``, prime-rl's ``group_size``) as
   rollouts per task forecasts that share at step 0: the tasks whose recorded rewards are all equal, compared exactly
-  (the rewards are dyadic, so equal rewards are equal floats: ``drugprot.core.rewards``).
+  (the rewards are dyadic, so equal rewards are equal floats: ``drugprot.core.rewards``). A task with a rollout
+  that recorded no reward (a failed episode) is left out and counted; the share at each smaller group size comes
+  from subsets of the recorded rollouts (one sampling temperature: the probe's).
 * **Tokens per step that teach.** The recorded prompt + completion tokens of the rollouts in groups that teach, per
   rollout of the run, times the recipe's ``batch_size`` (``RECIPE_BATCH_SIZE``): what a step spends on rollouts
   that carry a gradient.
