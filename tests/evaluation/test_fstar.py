@@ -149,6 +149,12 @@ def test_the_zero_advantage_forecast_counts_the_tasks_whose_rewards_are_all_equa
         / len(by_task)
         for k in (2, 4)
     )
+    kinds = f["zero_advantage"].pop("by_negative_share")
+    negative = [not set(g[0].labels) - {NO_RELATION.name} for g in by_task.values()]
+    equal_by = [len({r.reward for r in g}) == 1 for g in by_task.values()]
+    z_neg = sum(e for e, n in zip(equal_by, negative, strict=True) if n) / sum(negative)
+    z_pos = sum(e for e, n in zip(equal_by, negative, strict=True) if not n) / (len(negative) - sum(negative))
+    assert (kinds["negative"], kinds["positive"]) == (pytest.approx(z_neg), pytest.approx(z_pos))
     assert f["zero_advantage"] == {
         "tasks": len(by_task),
         "equal": equal,
@@ -335,3 +341,22 @@ def test_one_rollout_per_task_forecasts_no_tokens_but_gives_the_power() -> None:
         None,
         report["n_tasks"],
     )
+
+
+def test_the_forecast_gives_the_zero_advantage_share_at_other_no_relation_shares() -> None:
+    """Gold pairs all-equal 1 of 4, NO-RELATION pairs 3 of 4: a mix at NO-RELATION share s is s x 3/4 + (1-s) x 1/4."""
+    same, mixed = [(0.1, 10, 20)] * 8, [(0.1, 10, 20)] * 7 + [(-0.4, 10, 20)]
+    groups = [same, mixed, mixed, mixed, same, same, same, mixed]
+    negative = [False] * 4 + [True] * 4
+    z = forecast_summary(groups, None, negative=negative)["zero_advantage"]
+    assert z["by_negative_share"] == {
+        "positive": 0.25,
+        "negative": 0.75,
+        "negative_share": 0.5,
+        "at": [{"negative_share": 0.5, "share": 0.5}, {"negative_share": 0.3, "share": 0.3 * 0.75 + 0.7 * 0.25}],
+    }
+    assert (
+        "    gold pairs 25.0%, NO-RELATION pairs 75.0% (this probe's NO-RELATION share 0.50); at a NO-RELATION share "
+        "of 0.5: 50.0%, 0.3: 40.0%"
+    ) in forecast_lines(forecast_summary(groups, None, negative=negative))
+    assert "by_negative_share" not in forecast_summary(groups, None)["zero_advantage"]  # extraction mode: no kinds

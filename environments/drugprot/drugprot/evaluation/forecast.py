@@ -195,16 +195,44 @@ def paired_power(interval: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"comparison": "paired, the same tasks", "se": se, "detects_80": (Z_TEST + Z_POWER) * se}
 
 
+NEGATIVE_SHARES = (0.5, 0.3)
+"""NO-RELATION shares of the task mix the forecast gives the zero-advantage share at (the levers the sandbox tried)."""
+
+
+def by_negative_share(rewards: Sequence[Sequence[float | None]], negative: Sequence[bool]) -> dict[str, Any] | None:
+    """The zero-advantage share of the gold pairs and of the NO-RELATION pairs (tasks with every reward recorded),
+    the probe's NO-RELATION share, and the share of a task mix at each of ``NEGATIVE_SHARES`` (every gold pair kept,
+    NO-RELATION pairs sampled); None without tasks of both kinds."""
+    kinds: dict[bool, list[bool]] = {True: [], False: []}
+    for group, is_negative in zip(rewards, negative, strict=True):
+        if len(group) >= 2 and all(r is not None for r in group):
+            kinds[is_negative].append(all(r == group[0] for r in group))
+    if not kinds[True] or not kinds[False]:
+        return None
+    z_negative, z_positive = (sum(kinds[k]) / len(kinds[k]) for k in (True, False))
+    return {
+        "positive": z_positive,
+        "negative": z_negative,
+        "negative_share": len(kinds[True]) / (len(kinds[True]) + len(kinds[False])),
+        "at": [{"negative_share": s, "share": s * z_negative + (1 - s) * z_positive} for s in NEGATIVE_SHARES],
+    }
+
+
 def forecast_summary(
     groups: Sequence[Sequence[tuple[float | None, int | None, int | None]]],
     interval: Mapping[str, Any] | None,
     abstracts: int | None = None,
+    negative: Sequence[bool] | None = None,
 ) -> dict[str, Any]:
     """The ``forecast`` of a report: per task its rollouts' ``(reward, prompt tokens, completion tokens)``, the run's
-    micro-F1 interval over abstracts (``intervals["micro_f1"]``, or None) and the abstracts it resampled. The tokens
-    that teach only where the zero-advantage share is known (groups of 2 or more rollouts, rewards recorded)."""
+    micro-F1 interval over abstracts (``intervals["micro_f1"]``, or None) and the abstracts it resampled; in pair
+    mode ``negative`` (per task: a NO-RELATION pair) adds the share by kind and at other NO-RELATION shares. The
+    tokens that teach only where the zero-advantage share is known (groups of 2 or more rollouts, rewards recorded)."""
     ks = [len(g) for g in groups]
-    zero = zero_advantage([[r for r, _, _ in g] for g in groups])
+    rewards = [[r for r, _, _ in g] for g in groups]
+    zero = zero_advantage(rewards)
+    if negative is not None and zero["share"] is not None:
+        zero["by_negative_share"] = by_negative_share(rewards, negative)
     return {
         "group_size": min(ks) if ks and min(ks) == max(ks) else None,
         "rollouts_per_task": {"min": min(ks, default=0), "max": max(ks, default=0)},
@@ -279,6 +307,13 @@ def forecast_lines(forecast: Mapping[str, Any] | None) -> list[str]:
         out.append(
             f"    at a smaller group size (subsets of the recorded rollouts) {shares}; all at the probe's one sampling "
             "temperature (another temperature needs another probe)"
+        )
+    kinds = z.get("by_negative_share")
+    if kinds:
+        at = ", ".join(f"{row['negative_share']:g}: {row['share']:.1%}" for row in kinds["at"])
+        out.append(
+            f"    gold pairs {kinds['positive']:.1%}, NO-RELATION pairs {kinds['negative']:.1%} (this probe's "
+            f"NO-RELATION share {kinds['negative_share']:.2f}); at a NO-RELATION share of {at}"
         )
     if tokens is not None:
         out.append(
