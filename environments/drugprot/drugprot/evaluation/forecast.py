@@ -16,10 +16,11 @@ differences an eval of this size can resolve.
   difference a two-sided 5% test detects with 80% power is ``(1.96 + 0.84) · √2 · SE``: the line says it is that
   comparison's. Two runs on the *same* tasks (in-training evals, ``drugprot report A B``) are compared paired: the
   comparison prints its own ``(1.96 + 0.84) · SE_Δ`` from the paired interval it computes (``paired_power``), on
-  real data 0.3–0.8 of the independent figure. The eval size that detects ``TARGET_DELTA`` is extrapolated by
-  abstracts (the SE falls as one over the square root of the abstracts, at the run's rollouts per task, not of the
-  tasks), with a 90% interval from the SE's own uncertainty (its square is read as a chi-square with abstracts − 1
-  degrees of freedom: ``need_interval``), and flagged when it exceeds the validation split's abstracts.
+  real data 0.3–0.8 of the independent figure (an outside re-check). The eval size that detects ``TARGET_DELTA``
+  is extrapolated by abstracts (the SE falls as one over the square root of the abstracts, at the run's rollouts
+  per task, not of the tasks), with a 90% interval from the SE's own uncertainty (its square is read as a
+  chi-square with abstracts − 1 degrees of freedom: ``need_interval``), and flagged when it exceeds the validation
+  split's abstracts.
 """
 
 from __future__ import annotations
