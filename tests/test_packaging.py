@@ -94,7 +94,7 @@ def test_the_docs_alias_table_matches_the_endpoint_registry() -> None:
 def test_readme_names_install_paths_configs_and_citation() -> None:
     text = readme()
     for needle in (
-        "prime env install <your Prime user or team>/drugprot",
+        "prime env install primeintellect/drugprot",
         "uv pip install -e environments/drugprot",
         "OpenMed/drugprot-parquet",
         "CC BY 4.0",
