@@ -159,3 +159,20 @@ def test_the_shown_transcripts_are_what_the_commands_print_now() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_no_vf_eval_command_the_docs_show_prints_every_trace() -> None:
+    """``vf-eval --no-rich`` prints every trace as JSON after its log (45,133 lines for ``-n 40 -r 4``): the docs
+    show ``vf-eval`` with its one-screen dashboard, in their shell blocks and in their transcripts."""
+    from tests.test_docs import SHOWN
+
+    shown = [s.command for s in SHOWN if "vf-eval" in s.command]
+    shown += [
+        step.shown
+        for block in transcripts.BLOCKS
+        if isinstance(block.command, transcripts.Session)
+        for step in block.command.steps
+        if "vf-eval" in step.shown
+    ]
+    assert len(shown) > 20
+    assert [command for command in shown if "--no-rich" in command] == []
