@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drugprot.envs.first_contact import legacy_alias_fix
 from drugprot.evaluation.records import UNKNOWN, VERSION_NAMES
 
 _MAX_EXAMPLES = 10
@@ -68,6 +69,7 @@ def format_failure(report: Mapping[str, Any]) -> list[str]:
         f"  first error: {errored['example']}",
         "  The figures below measure the failure, not the model. Check the endpoint, model name and API key "
         "(or the harness log), then re-run.",
+        *([f"  {fix}."] if (fix := legacy_alias_fix(report["run"].get("model"))) else []),
         "",
     ]
 
