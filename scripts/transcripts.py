@@ -142,7 +142,7 @@ def section(start: str, *, to_blank: bool = True) -> Callable[[list[str]], list[
 
 def validate_summary(lines: list[str]) -> list[str]:
     """The end of ``vf-validate``'s output, its summary JSON, regrouped onto fewer lines: the per-check counts one
-    line each, the outcome counts on one line, the scalar fields on one line."""
+    line each, the outcome counts on one line, the scalar fields on one line; the lines before it one cut line."""
     start = max(i for i, line in enumerate(lines) if line == "{")
     summary = json.loads("\n".join(lines[start:]))
 
@@ -151,7 +151,7 @@ def validate_summary(lines: list[str]) -> list[str]:
 
     checks = summary.pop("checks")
     rows = [f'    "{name}": {flat(counts)}' for name, counts in sorted(checks.items())]
-    out = ['  "checks": {', ",\n".join(rows), "  },"]
+    out = [*([cut(start)] if start else []), '  "checks": {', ",\n".join(rows), "  },"]
     if "outcomes" in summary:
         out.append(f'  "outcomes": {flat(summary.pop("outcomes"))},')
     out.append("  " + ", ".join(f'"{key}": {flat(value)}' for key, value in sorted(summary.items())))

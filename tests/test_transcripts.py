@@ -81,6 +81,7 @@ def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
     summary = {"checks": {"noop": counts, "gold": counts}, "mode": "all", "outcomes": counts, "total": 27}
     lines = ["INFO wrote config", *json.dumps(summary, indent=2).splitlines()]
     assert transcripts.validate_summary(lines) == [
+        "[… 1 line cut …]",
         '  "checks": {',
         '    "gold": {"error": 0, "invalid": 0, "valid": 27},',
         '    "noop": {"error": 0, "invalid": 0, "valid": 27}',
