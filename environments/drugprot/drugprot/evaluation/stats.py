@@ -59,7 +59,7 @@ MAX_RESAMPLES = 100_000
 """The most resamples of any bootstrap (``drugprot report --bootstrap``; the intervals, the paired comparison and
 F*'s). Why this bound: a percentile bound from B resamples is the order statistic at probability 0.025, whose own
 Monte Carlo error is ``sqrt(0.025 * 0.975 / B)``, under 0.0005 at 100,000, far below the sampling uncertainty the
-interval measures; more only costs time (about 17 s per bootstrap of a 6,000-task run at the maximum) and memory.
+interval measures; more only costs time (at the maximum, 100 times the default 1,000 resamples take) and memory.
 The percentiles need every resample's value, kept in one preallocated array (``resampled``): 8 bytes per resample
 and statistic, 2.4 MB for the three metrics at the maximum; everything else is one batch's working set (``BATCH`` x
 abstracts), whatever the number of resamples."""
