@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drugprot.evaluation.stats import LEVEL, percentile_bounds, resampled
+from drugprot.evaluation.resampling import percentile_bounds, resampled
+from drugprot.evaluation.stats import LEVEL
 
 MIN_ROLLOUTS = 4
 """Rollouts per task from which the report calls F* resolved (at 2 or 3 the shares are 1/2 or 1/3 apart)."""
@@ -86,7 +87,7 @@ def _best(f1: Any) -> int:
 
 def f_star(abstracts: Mapping[str, Abstract], *, rollouts_per_task: int, resamples: int, seed: int) -> dict[str, Any]:
     """The ``f_star`` of a report: F* with its threshold, the sweep (per threshold: TP, FP, FN, F1) and, when
-    ``resamples`` > 0 (at most ``stats.MAX_RESAMPLES``) and there are 2 abstracts or more, the bootstrap interval
+    ``resamples`` > 0 (at most ``resampling.MAX_RESAMPLES``) and there are 2 abstracts or more, the bootstrap interval
     over abstracts (sorted PMID order, as every interval of the report). ``rollouts_per_task``: the fewest of any task
     (``resolved`` from ``MIN_ROLLOUTS``)."""
     order = [abstracts[pmid] for pmid in sorted(abstracts)]
@@ -110,7 +111,7 @@ def f_star(abstracts: Mapping[str, Abstract], *, rollouts_per_task: int, resampl
     low = high = None
     if resamples > 0 and len(order) >= 2:
         n, flat = len(order), counts.reshape(len(order), -1)
-        distribution = resampled(  # the resamples of every bootstrap of the report (stats.MAX_RESAMPLES at most)
+        distribution = resampled(  # the resamples of every bootstrap of the report (resampling.MAX_RESAMPLES at most)
             n,
             lambda weights: _f1((weights @ flat).reshape(-1, len(ts), 3)).max(axis=1)[None, :],
             rows=1,

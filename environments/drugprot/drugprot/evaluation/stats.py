@@ -43,6 +43,14 @@ from typing import TYPE_CHECKING
 
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.metrics import Scores
+from drugprot.evaluation.resampling import (
+    BATCH,
+    MAX_RESAMPLES,
+    check_resamples,
+    multiplicities,
+    percentile_bounds,
+    resampled,
+)
 
 METRICS = ("accuracy", "micro_f1", "macro_f1")
 """The statistics given an interval, in this order in every array below."""
@@ -53,16 +61,6 @@ DEFAULT_SEED = 0
 LEVEL = 0.95
 """Confidence level of every interval."""
 METHOD = "percentile"
-BATCH = 100
-"""Resamples evaluated per call of the statistic (memory: BATCH x tasks multiplicities)."""
-MAX_RESAMPLES = 100_000
-"""The most resamples of any bootstrap (``drugprot report --bootstrap``; the intervals, the paired comparison and
-F*'s). Why this bound: a percentile bound from B resamples is the order statistic at probability 0.025, whose own
-Monte Carlo error is ``sqrt(0.025 * 0.975 / B)``, under 0.0005 at 100,000, far below the sampling uncertainty the
-interval measures; more only costs time (at the maximum, 100 times the default 1,000 resamples take) and memory.
-The percentiles need every resample's value, kept in one preallocated array (``resampled``): 8 bytes per resample
-and statistic, 2.4 MB for the three metrics at the maximum; everything else is one batch's working set (``BATCH`` x
-abstracts), whatever the number of resamples."""
 
 _TYPES = len(RELATION_NAMES)
 ROLLOUTS, CORRECT = 0, 1
@@ -164,16 +162,6 @@ def metric_values(totals: Counts) -> Counts:
     return np.stack([accuracy, micro, macro])
 
 
-def multiplicities(indices: npt.NDArray[np.integer], n: int) -> Counts:
-    """How often each of ``n`` tasks was drawn in each resample: ``(..., m)`` indices -> ``(..., n)`` counts."""
-    import numpy as np
-
-    rows = indices.reshape(-1, indices.shape[-1])
-    offsets = (np.arange(rows.shape[0]) * n)[:, None]
-    counts = np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(rows.shape[0], n)
-    return counts.reshape(*indices.shape[:-1], n).astype(np.float64)
-
-
 def by_abstract(keys: Sequence[str], counts: Counts) -> tuple[list[str], Counts]:
     """Sum the count rows of the tasks of each abstract: the units the bootstrap resamples.
 
@@ -199,51 +187,12 @@ def by_abstract(keys: Sequence[str], counts: Counts) -> tuple[list[str], Counts]
     return order, summed
 
 
-def check_resamples(resamples: int) -> None:
-    """Refuse a number of resamples outside ``1..MAX_RESAMPLES``.
-
-    Raises:
-        ValueError: naming the bound.
-    """
-    if not 1 <= resamples <= MAX_RESAMPLES:
-        raise ValueError(f"resamples must be from 1 to {MAX_RESAMPLES:,}, got {resamples}")
-
-
 def _validate(counts: Counts, resamples: int) -> None:
     if counts.ndim != 2 or counts.shape[1] != WIDTH:
         raise ValueError(f"expected a (tasks, {WIDTH}) array of count rows, got shape {counts.shape}")
     if counts.shape[0] < 2:
         raise ValueError(f"a bootstrap needs at least 2 abstracts, got {counts.shape[0]}")
     check_resamples(resamples)
-
-
-def resampled(n: int, statistic: Callable[[Counts], Counts], *, rows: int, resamples: int, seed: int) -> Counts:
-    """``(rows, resamples)``: a ``(batch, n) multiplicities -> (rows, batch)`` statistic on each of ``resamples``
-    resamples of ``n`` unit indices drawn from ``numpy.random.default_rng(seed)``, ``BATCH`` at a time, written
-    into one preallocated array: the only memory that grows with ``resamples`` (``MAX_RESAMPLES``).
-
-    Raises:
-        ValueError: ``resamples`` outside ``1..MAX_RESAMPLES`` (``check_resamples``).
-    """
-    import numpy as np
-
-    check_resamples(resamples)
-    rng = np.random.default_rng(seed)
-    distribution = np.empty((rows, resamples))
-    for start in range(0, resamples, BATCH):
-        size = min(BATCH, resamples - start)
-        distribution[:, start : start + size] = statistic(multiplicities(rng.integers(0, n, size=(size, n)), n))
-    return distribution
-
-
-def percentile_bounds(distribution: Counts, level: float) -> tuple[Counts, Counts]:
-    """The ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles (linear interpolation) of each row of a
-    ``resampled`` distribution, computed in place (the array is reordered: no copy of it is made)."""
-    import numpy as np
-
-    alpha = (1 - level) / 2
-    low, high = np.percentile(distribution, [100 * alpha, 100 * (1 - alpha)], axis=-1, overwrite_input=True)
-    return low, high
 
 
 def _percentile_bootstrap(
@@ -442,9 +391,11 @@ def flips(first: Sequence[bool], second: Sequence[bool], clusters: Sequence[str]
 
 
 __all__ = [
+    "BATCH",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "LEVEL",
+    "MAX_RESAMPLES",
     "METRICS",
     "WIDTH",
     "Bootstrap",
