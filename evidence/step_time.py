@@ -235,7 +235,7 @@ def splice(text: str, block: str) -> str:
     """
     begins, ends = text.count(BEGIN), text.count(END)
     if begins != 1 or ends != 1 or text.index(END) < text.index(BEGIN):
-        found = f"{begins} {BEGIN} and {ends} {END}" + (" in that order" if begins == ends == 1 else "")
+        found = f"{begins} {BEGIN} and {ends} {END}" if begins != 1 or ends != 1 else f"{END} before {BEGIN}"
         raise ValueError(f"expected one {BEGIN} line and, after it, one {END} line; found {found}")
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)

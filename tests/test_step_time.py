@@ -216,8 +216,7 @@ def test_render_refuses_a_page_without_exactly_one_well_formed_block(
         "latin1.md": "not UTF-8 text (byte 3); name the page that holds the block",
         "none.md": f"expected one {begin} line and, after it, one {end} line; found 0 {begin} and 0 {end}",
         "two.md": f"expected one {begin} line and, after it, one {end} line; found 2 {begin} and 2 {end}",
-        "reversed.md": f"expected one {begin} line and, after it, one {end} line; found 1 {begin} and 1 {end} in "
-        "that order",
+        "reversed.md": f"expected one {begin} line and, after it, one {end} line; found {end} before {begin}",
         "unclosed.md": f"expected one {begin} line and, after it, one {end} line; found 1 {begin} and 0 {end}",
     }
     for name, content in pages.items():
