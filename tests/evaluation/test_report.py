@@ -282,6 +282,12 @@ def test_more_bootstraps_than_the_maximum_are_refused_before_any_work(
         "time and memory"
     )
     assert list(tmp_path.iterdir()) == []
+    with pytest.raises(SystemExit):  # more digits than Python converts: shortened, not 5,000 characters of them
+        cli_main([*argv[:2], "9" * 5000, *argv[3:]])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"drugprot {command}: error: argument --bootstrap: expected a whole number of resamples >= 0 (0: no "
+        f"intervals), got '{'9' * 37}... (5000 characters)'"
+    )
 
 
 @pytest.mark.parametrize("command", ["report", "baseline"])

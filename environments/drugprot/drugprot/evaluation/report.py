@@ -122,14 +122,14 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
 def resamples_arg(text: str) -> int:
     """``--bootstrap``'s value: a whole number from 0 to ``stats.MAX_RESAMPLES`` (checked when the command line is
     read, before any work: a larger number would only cost time and memory, see ``MAX_RESAMPLES``)."""
+    shown = text if len(text) <= 40 else f"{text[:37]}... ({len(text)} characters)"
     try:
         value = int(text)
-    except ValueError:
+    except ValueError:  # also an integer of more digits than Python converts
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {shown!r}")
     if value > MAX_RESAMPLES:
-        shown = text if len(text) <= 40 else f"a number of {len(text)} digits"
         raise argparse.ArgumentTypeError(
             f"at most {MAX_RESAMPLES:,} resamples, got {shown}: beyond that the bootstrap's own Monte Carlo error "
             "of a 95% bound is under 0.0005 in probability, and every resample costs time and memory"
