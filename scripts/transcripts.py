@@ -9,7 +9,8 @@ A shown transcript sits between two markers in a Markdown file::
     ```
     <!-- /transcript -->
 
-``BLOCKS`` names each block: the command it shows and which part of its output, or a ``Session``: several commands
+``BLOCKS`` names each block: the command it shows and which part of its output (each run of lines a block leaves
+out is one ``[… N lines cut …]`` line, N counted: ``picked``), or a ``Session``: several commands
 typed in one shell (local servers started in the background on free ports, ``vf-eval`` against them, then
 ``vf-replay``/``vf-gepa`` and ``drugprot report``), each shown as ``$ ...`` with the part of its output it selects.
 ``--write`` runs every command once (in a temporary directory, the repository's ``environments/``, ``evidence/``
