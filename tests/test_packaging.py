@@ -192,6 +192,7 @@ def test_sdist_and_wheel_contents(dist: Path) -> None:
     requires = metadata.get_all("Requires-Dist") or []
     assert "verifiers<0.5,>=0.3.1.dev59" in requires
     assert metadata["Name"] == "drugprot" and metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_all("Project-URL") == [f"{k}, {v}" for k, v in PYPROJECT["project"]["urls"].items()]
     assert "drugprot = drugprot.tools.cli:main" in entry_points
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
