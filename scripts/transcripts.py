@@ -267,7 +267,10 @@ GEPA = Session(
         Step(
             f"DRUGPROT_KEY=local uv run vf-gepa drugprot{_NEXT}{_STUDENT}{_NEXT}--reflection-model teacher "
             f"--reflection-client.base-url http://127.0.0.1:8001/v1{_NEXT}--reflection-client.api-key-var DRUGPROT_KEY "
-            f"-n 6 --num-train 3 --num-val 3 --max-total-rollouts 24 -o outputs/gepa{_NEXT}{_DATA}",
+            f"-n 6 --num-train 3 --num-val 3 --max-total-rollouts 24 -o outputs/gepa{_NEXT}{_DATA} 2> gepa.log",
+        ),  # its log, two lines a rollout after its config, goes to a file: stdout is the best prompt
+        Step(
+            "grep -E 'INFO (Iteration|best system prompt)' gepa.log",
             log_lines("INFO Iteration", "INFO best system prompt:"),
         ),
         Step(
