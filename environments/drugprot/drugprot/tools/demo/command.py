@@ -41,6 +41,11 @@ rollouts (``--all -r 8``) took 41 s of wall time on a loaded 2-core machine, so 
 ``--timeout`` of 600 s, where an unbounded ``-r`` (10^12) completed no rollout and waited the timeout out."""
 DEFAULT_OUTPUT_DIR = Path("outputs")
 """Where the run directory goes unless ``--output-dir`` names another place (``vf-eval``'s own default)."""
+TRAINING_LINES_NOTE = (
+    "  (--full adds the lines that plan RL training on a real model's run: the calibration, the step-0 forecast and "
+    "the eval size's power)"
+)
+"""What the demo's report shows in place of the report's training lines, unless ``--full``."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +103,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to allow the eval CLI (default 600)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the report's training lines too (calibration, step-0 forecast, power), as drugprot report prints them",
+    )
     parser.add_argument(
         "-v",
         "--verbose",
@@ -278,6 +288,6 @@ def _score(result: DemoRun, args: argparse.Namespace, outputs: Mapping[str, Chec
         print(json.dumps({**report, "demo": demo}, indent=2, allow_nan=False))
         print("\n".join(footer(result, args, written)), file=sys.stderr)
     else:
-        print(format_report(report))
+        print(format_report(report, instead_of_training_lines=None if args.full else TRAINING_LINES_NOTE))
         print("\n".join(footer(result, args, written)))
     return EXIT_OK
