@@ -227,8 +227,8 @@ def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -
     run = curves.read_metrics(prime_rl_run(tmp_path / "r", partial_tail=False))
     assert curves.format_table(run).splitlines()[2:] == [
         "  26 lines, 4 steps; skipped 0 bad lines",
-        "  scope: all rollouts (.../all/...); effective last = the trained-on batch (eval: the rollouts without an "
-        "error), where it differs",
+        "  scope: all rollouts; effective last = the trained-on batch (eval: the rollouts without an error), where it "
+        "differs",
         "  curve                                              last (step)       best (step)  points",
         "  train reward                                         0.850 (3)         0.850 (2)       4",
         "  train accuracy reward                                0.750 (3)         0.750 (2)       4",
@@ -349,7 +349,7 @@ def test_cli_prints_the_table_and_json(tmp_path: Path, capsys: pytest.CaptureFix
         "effective": {"key": "train/agg/effective/agent/rewards/accuracy/mean", **stats},
         "differs": False,  # this fixture logs the same rollouts in both scopes
     }
-    assert payload["runs"][0]["empty_batches"] == {"logged_steps": 4, "expected_rate": 0.0, "observed": None}
+    assert payload["runs"][0]["empty_batches"] == {"shipped_steps": 4, "expected_rate": 0.0, "observed": None}
 
 
 def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -788,8 +788,8 @@ def test_the_curves_show_all_rollouts_with_the_trained_on_batch_beside(tmp_path:
     assert run.curves[("train/agg", "agent", "raw accuracy")] == [(0, 0.5), (1, 0.5)]
     assert run.effective[("train/agg", "agent", "raw accuracy")] == [(0, 0.25), (1, 0.25)]
     assert curves.format_table(run).splitlines()[3:] == [
-        "  scope: all rollouts (.../all/...); effective last = the trained-on batch (eval: the rollouts without an "
-        "error), where it differs",
+        "  scope: all rollouts; effective last = the trained-on batch (eval: the rollouts without an error), where it "
+        "differs",
         "  curve                           last (step)       best (step)  points    effective last",
         "  train reward                      0.600 (1)         0.600 (0)       2         0.350 (1)",
         "  train accuracy reward             0.500 (1)         0.500 (0)       2         0.250 (1)",
@@ -820,7 +820,7 @@ def test_the_orchestrator_log_gives_the_empty_batches_beside_their_expected_rate
     payload = json.loads(capsys.readouterr().out)
     assert payload["subsets"] == {"train/agg": ["all", "effective"]}
     assert payload["empty_batches"] == {
-        "logged_steps": 2,
+        "shipped_steps": 2,
         "expected_rate": pytest.approx(1 / 27),
         "observed": {
             "logs": [str(run_dir / "logs" / "attempt_0" / "orchestrator.log")],
@@ -882,3 +882,16 @@ def test_a_bad_log_flag_is_one_line_and_exit_2(
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_the_docs_table_of_healthy_empty_batch_rates_is_z_to_the_groups() -> None:
+    from drugprot.evaluation.curves_log import expected_empty_rate, rate_table
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "training" / "watch.md").read_text(encoding="utf-8")
+    begin = "<!-- empty-batch-rates: drugprot.evaluation.curves_log.rate_table -->\n"
+    assert page.count(begin) == 1
+    assert page.split(begin)[1].split("\n<!-- /empty-batch-rates -->")[0] == rate_table()
+    # the figures: 16 groups a step, 6% of the steps empty at z = 0.84, 13% at z = 0.88
+    assert "| 0.84 | 49.8% | 24.8% | 6.1% | 0.4% |" in rate_table()
+    assert round(expected_empty_rate([0.88], [16]), 3) == 0.129
+    assert expected_empty_rate([0.5, 1.0], [2, 3]) == 0.625 and expected_empty_rate([], []) is None

@@ -279,8 +279,8 @@ def scope_lines(metrics: RunMetrics) -> list[str]:
     out = []
     if any(metrics.subsets[scope] == SUBSETS for scope in scopes):
         out.append(
-            "  scope: all rollouts (.../all/...); effective last = the trained-on batch (eval: the rollouts without "
-            "an error), where it differs"
+            "  scope: all rollouts; effective last = the trained-on batch (eval: the rollouts without an error), "
+            "where it differs"
         )
     for scope in scopes:
         if metrics.subsets[scope] == ("effective",):
@@ -295,13 +295,15 @@ def scope_lines(metrics: RunMetrics) -> list[str]:
 
 def _expected_and_logged(metrics: RunMetrics) -> tuple[float | None, int]:
     """The empty-batch rate the all-rollouts trainable share predicts (``None`` without it or ``progress/tasks``)
-    and the number of train steps logged."""
+    and the number of train batches shipped (steps with a trained-on line)."""
     shares = dict(metrics.curves.get(("train/agg", "agent", "trainable share"), []))
     expected = None
     if metrics.subsets.get("train/agg", ("",))[0] == "all" and shares:
         steps = [step for step in shares if step in metrics.groups]
         expected = expected_empty_rate([1 - shares[s] for s in steps], [metrics.groups[s] for s in steps])
-    return expected, len(metrics.curves.get(("train/agg", "agent", "reward"), shares))
+    # the shipped steps: the trained-on scope's (the sandbox logs all rollouts at an empty step too; prime-rl does not)
+    shipped = metrics.effective if metrics.subsets.get("train/agg", ("",))[0] == "all" else metrics.curves
+    return expected, len(shipped.get(("train/agg", "agent", "reward"), []))
 
 
 def empty_batches(metrics: RunMetrics) -> dict[str, Any]:
@@ -313,7 +315,7 @@ def empty_batches(metrics: RunMetrics) -> dict[str, Any]:
         seen = {"logs": [str(p) for p in counts.paths], "empty": counts.empty, "longest_streak": counts.longest_streak}
         seen |= {"few_trainable_warnings": counts.few_trainable, "stopped": counts.stopped}
         seen["rate"] = counts.empty / (counts.empty + logged) if counts.empty + logged else 0.0
-    return {"logged_steps": logged, "expected_rate": expected, "observed": seen}
+    return {"shipped_steps": logged, "expected_rate": expected, "observed": seen}
 
 
 def empty_batch_lines(metrics: RunMetrics) -> list[str]:
@@ -322,6 +324,11 @@ def empty_batch_lines(metrics: RunMetrics) -> list[str]:
         return []
     expected, logged = _expected_and_logged(metrics)
     return log_lines(metrics.log, logged, expected)
+
+
+def _beside(row: dict[str, Any]) -> bool:
+    """The table shows a curve's effective last value where it differs from the all-rollouts last value."""
+    return "effective" in row and row["effective"]["last"] != row["last"]
 
 
 def format_table(metrics: RunMetrics) -> str:
@@ -343,13 +350,13 @@ def format_table(metrics: RunMetrics) -> str:
         return "\n".join(out)
     out += scope_lines(metrics)
     width = max(len(r["curve"]) for r in rows) + 2
-    beside = any(r.get("differs") for r in rows)
+    beside = any(_beside(r) for r in rows)
     head = f"  {'curve':<{width}}{'last (step)':>18}{'best (step)':>18}{'points':>8}"
     out.append(head + (f"{'effective last':>18}" if beside else ""))
     for r in rows:
         line = f"  {r['curve']:<{width}}{_value(r['last'], r['last_step']):>18}{_value(r['best'], r['best_step']):>18}"
         line += f"{r['points']:>8}"
-        if r.get("differs"):
+        if _beside(r):
             line += f"{_value(r['effective']['last'], r['effective']['last_step']):>18}"
         out.append(line)
     out += empty_batch_lines(metrics)

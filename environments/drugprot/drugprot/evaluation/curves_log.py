@@ -114,6 +114,20 @@ def expected_empty_rate(zero_shares: Sequence[float], groups: Sequence[float]) -
     return math.fsum(min(max(z, 0.0), 1.0) ** g for z, g in pairs) / len(pairs)
 
 
+RATE_SHARES = (0.5, 0.7, 0.8, 0.84, 0.88, 0.9, 0.95)
+RATE_GROUPS = (4, 8, 16, 32)
+"""The all-equal shares and groups per step of the docs' table of healthy empty-batch rates (``rate_table``)."""
+
+
+def rate_table(shares: Sequence[float] = RATE_SHARES, groups: Sequence[int] = RATE_GROUPS) -> str:
+    """The docs' markdown table of ``z**g``: the share of steps whose batch is empty, per all-equal share ``z``
+    (rows) and groups per step ``g`` (columns; the recipe: 128 rollouts / group size 8 = 16)."""
+    head = "| all-equal share z | " + " | ".join(f"{g} groups" for g in groups) + " |"
+    rule = "|---|" + "---|" * len(groups)
+    rows = [f"| {z:g} | " + " | ".join(f"{100 * z**g:.1f}%" for g in groups) + " |" for z in shares]
+    return "\n".join([head, rule, *rows])
+
+
 def log_lines(counts: LogCounts | None, logged_steps: int, expected: float | None) -> list[str]:
     """The table's lines on empty batches: observed rate beside the expected one, or why they cannot be seen."""
     if counts is None:
@@ -153,4 +167,5 @@ __all__ = [
     "expected_empty_rate",
     "find_logs",
     "log_lines",
+    "rate_table",
 ]
