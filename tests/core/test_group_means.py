@@ -115,3 +115,18 @@ def test_exact_group_means_agrees_with_enumeration() -> None:
     values = [k / 4096 for k in range(-70000, 70000, 331)] + [0.1, 1e-30, 3.0 * 2**100, 65793.0, 65795.0, 2.0**-140]
     for value in values:
         assert exact_group_means(value) == exact_by_enumeration(value), value
+
+
+def test_multiples_of_1_q_are_exact_up_to_2_16_over_q() -> None:
+    """The bound the config-time check uses (``drugprot.core.exactness.EXACT_NUMERATOR``): every ``m / Q`` with
+    ``|m| <= 2^16`` has exact group means for every group of up to 256 (its odd part times 255 is below 2^24), for
+    every grid ``Q`` the knobs can give (1/64 weights times 1/64 costs: up to 4096); just past the bound, one fails.
+    At ``Q`` 4096 that is ``|reward| <= 16`` (weights off the eighths), at 64 ``|reward| <= 1024``."""
+    from drugprot.core.exactness import EXACT_NUMERATOR
+
+    assert EXACT_NUMERATOR == 2**16
+    for q in (1, 8, 64, 512, 4096):
+        assert all(exact_group_means(m / q) for m in range(-EXACT_NUMERATOR, EXACT_NUMERATOR + 1)), q
+        assert not exact_group_means(65795 / q), q  # odd, and 65795 x 255 > 2^24
+    sample = range(-EXACT_NUMERATOR, EXACT_NUMERATOR + 1, 997)
+    assert all(exact_by_enumeration(m / 4096) for m in sample)
