@@ -47,6 +47,7 @@ no format term; a scoring error (``SCORING_ERROR``) has no cells and scores 0 on
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -371,6 +372,17 @@ def describe(record: Mapping[str, Any]) -> str:
         )
     shown = ", ".join(f"{name} {_number(float(weights[name]))}" for name in REWARD_NAMES)
     return f"{head}, weights {shown}"
+
+
+_SETTING = re.compile(r"((?:FP|FN) -?|(?:accuracy|utility|format) )(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+
+
+def grid_setting(line: str) -> str:
+    """A reward line (``describe``) as the reward it runs: every cost and weight moved onto the reward grid, the
+    threshold and ``f1_target`` (derived from them) left out. Two runs whose recorded lines differ but whose grid
+    settings are equal ran one reward (``fp_cost`` 0.34 and 0.35 both run as 0.34375)."""
+    text = re.sub(r"; states a relation when p > [\d.]+|; fp_cost from f1_target [\d.e+-]+", "", line)
+    return _SETTING.sub(lambda m: m[1] + _number(on_grid(float(m[2]))), text)
 
 
 BEFORE_THE_KNOB: Final = "accuracy (recorded before the reward knob)"
