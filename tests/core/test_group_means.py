@@ -10,6 +10,7 @@ exact rationals, holds whatever the order torch sums in: the reward is a float32
 
 from __future__ import annotations
 
+import math
 import struct
 
 import pytest
@@ -130,3 +131,11 @@ def test_multiples_of_1_q_are_exact_up_to_2_16_over_q() -> None:
         assert not exact_group_means(65795 / q), q  # odd, and 65795 x 255 > 2^24
     sample = range(-EXACT_NUMERATOR, EXACT_NUMERATOR + 1, 997)
     assert all(exact_by_enumeration(m / 4096) for m in sample)
+
+
+@pytest.mark.parametrize("reward", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_reward_has_no_exact_group_mean(reward: float) -> None:
+    """The documented answer for any value, not an exception: prime-rl's ``r - mean`` of such a group is NaN (inf -
+    inf, or NaN itself), never 0.0, so the group is never dropped."""
+    assert exact_group_means(reward) is False
+    assert math.isnan(sequential_float32_advantage(reward, 8))

@@ -47,6 +47,7 @@ no format term; a scoring error (``SCORING_ERROR``) has no cells and scores 0 on
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -83,7 +84,12 @@ def exact_group_means(reward: float, sizes: int = GROUP_SIZES) -> bool:
     group advantages of exactly 0.0 and drops it (``orchestrator/algo/grpo.py``, ``orchestrator/train_sink.py``).
 
     A float32 is ``m · 2^e`` with an odd ``m`` below 2^24 (e from -149, the subnormals, to 104), so the condition
-    is on the odd part of ``k · m``: ``max_odd(k ≤ sizes) · m < 2^24``."""
+    is on the odd part of ``k · m``: ``max_odd(k ≤ sizes) · m < 2^24``.
+
+    A NaN or infinite reward has no exact group mean: False (prime-rl's advantage ``r - mean`` is NaN, never 0.0, so
+    such a group is never dropped)."""
+    if not math.isfinite(reward):
+        return False
     if reward == 0:
         return True
     odd, denominator = abs(float(reward)).as_integer_ratio()  # in lowest terms: odd numerator, 2^-exponent
