@@ -139,3 +139,29 @@ def test_a_non_finite_reward_has_no_exact_group_mean(reward: float) -> None:
     inf, or NaN itself), never 0.0, so the group is never dropped."""
     assert exact_group_means(reward) is False
     assert math.isnan(sequential_float32_advantage(reward, 8))
+
+
+def test_pair_rewards_at_costs_up_to_4_stay_within_16_only_with_weights_up_to_1() -> None:
+    """docs/reward.md's claim, every pair-mode reply on golds of up to 3 types: with weights from 0 to 1 (on and off
+    the eighths) and both costs 4, |reward| <= 16; a weight above 1 passes it."""
+    import itertools
+
+    from drugprot.core.rewards import Costs, Reward, Weights
+
+    for accuracy, utility, fmt in itertools.product((0.0, 45 / 64, 1.0), repeat=3):
+        reward = Reward("utility", Costs(4.0, 4.0), Weights(accuracy=accuracy, utility=utility, format=fmt))
+        assert max(abs(r) for r in pair_rewards(reward)) <= 16, (accuracy, utility, fmt)
+    heavy = Reward("utility", Costs(4.0, 4.0), Weights(accuracy=0.0, utility=147 / 64, format=0.125))
+    assert max(abs(r) for r in pair_rewards(heavy)) == 36.625  # a wrong type on 3 golds: 147/64 x -(4 + 3 x 4) + 1/8
+
+
+def test_the_docs_float32_advantage_of_a_0_1_group_is_prime_rl_s() -> None:
+    """docs/evidence.md gives a group of 8 rewards of 0.1 advantages of −7.45e-9 (float32, as prime-rl computes
+    them), not the float64 ±1e-17."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "evidence.md").read_text(encoding="utf-8")
+    advantage = sequential_float32_advantage(0.1, 8)
+    assert f"{advantage:.3g}" == "-7.45e-09" and "advantages are −7.45e-9" in page
+    assert f"{float32(0.1) - advantage:.11f}" == "0.10000000894" and "average to 0.10000000894" in page
+    assert "±1e-17" not in page
