@@ -895,3 +895,18 @@ def test_the_docs_table_of_healthy_empty_batch_rates_is_z_to_the_groups() -> Non
     assert "| 0.84 | 49.8% | 24.8% | 6.1% | 0.4% |" in rate_table()
     assert round(expected_empty_rate([0.88], [16]), 3) == 0.129
     assert expected_empty_rate([0.5, 1.0], [2, 3]) == 0.625 and expected_empty_rate([], []) is None
+
+
+def test_the_logs_of_every_attempt_are_counted_in_order_and_json_logging_counts_too(tmp_path: Path) -> None:
+    from drugprot.evaluation.curves_log import count_log, find_logs
+
+    run_dir = tmp_path / "run"
+    for attempt, text in ((10, empty_batch_warning(9, 24, 1)), (2, empty_batch_warning(3, 24, 1))):
+        (run_dir / "logs" / f"attempt_{attempt}").mkdir(parents=True)
+        json_line = json.dumps({"timestamp": "2026-12-07T12:00:00", "level": "WARNING", "message": text})
+        (run_dir / "logs" / f"attempt_{attempt}" / "orchestrator.log").write_text(json_line + "\n", encoding="utf-8")
+    found = find_logs(run_dir)
+    assert [p.parent.name for p in found] == ["attempt_2", "attempt_10"]  # by number, not by name
+    counts = count_log(found)
+    assert (counts.empty, counts.longest_streak, counts.few_trainable, counts.stopped) == (2, 1, 0, False)
+    assert find_logs(tmp_path / "none") == []
