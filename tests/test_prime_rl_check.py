@@ -501,3 +501,21 @@ def test_the_loop_reads_its_own_metrics_with_drugprot_curves(tmp_path: Path) -> 
         ["NOTE: no metrics.jsonl under work/ (the file monitor is off): curves not checked"],
         [],
     )
+
+
+def test_the_check_refuses_a_work_folder_it_did_not_make_before_doing_anything(tmp_path: Path) -> None:
+    """It replaces WORK/prime-rl, WORK/dry-run and WORK/loop: a folder of the user's (not empty, no marker) is
+    refused with exit 2 and left as it was."""
+    work = tmp_path / "mine"
+    (work / "prime-rl").mkdir(parents=True)
+    (work / "prime-rl" / "notes.txt").write_text("mine\n", encoding="utf-8")
+    script = ROOT / "scripts" / "prime_rl_check.sh"
+    proc = subprocess.run(["bash", str(script), str(work)], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        f"error: WORK_DIR {work} is not empty and was not made by this script (no .prime-rl-check in it), and the "
+        "check replaces its prime-rl, dry-run and loop folders: name a new or empty folder (a folder an earlier run "
+        f"made: create {work / '.prime-rl-check'})\n",
+    )
+    assert sorted(str(p.relative_to(work)) for p in work.rglob("*")) == ["prime-rl", "prime-rl/notes.txt"]

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, Costs, fp_cost_for_f1, on_grid
+from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, fp_cost_for_f1, on_grid, threshold
 from drugprot.evaluation.fstar import MIN_ROLLOUTS, Abstract, f_star
 from drugprot.evaluation.records import ExtractionRollout, Rollout
 from drugprot.evaluation.summary import micro_f1_interval
@@ -32,7 +32,8 @@ FORMULA = "F(1+fn_cost)/(2-F)"
 
 def _recorded_costs(rollouts: Sequence[Rollout | ExtractionRollout]) -> tuple[float, float] | None:
     """The costs most of the run's rollouts recorded (all of them, in any run made by one config), or None. The
-    reader keeps only costs the knobs accept (``decode.rollout_costs``), so every figure below is defined."""
+    reader keeps only costs within the knobs' range, as recorded (``decode.rollout_costs``), so every figure below
+    is defined and every figure of the run's own costs is the run's (never moved onto today's reward grid)."""
     recorded = Counter(r.costs for r in rollouts if r.costs is not None)
     return recorded.most_common(1)[0][0] if recorded else None
 
@@ -109,7 +110,7 @@ def calibration_summary(
         "fp_cost_high": fp_cost_for_f1(t_high, fn) if defined and t_high is not None else None,
         "advice": advice(target, fn) if defined else None,
         "run_fp_cost": run_costs[0] if run_costs is not None else None,
-        "run_threshold": Costs(*run_costs).threshold if run_costs is not None else None,
+        "run_threshold": threshold(*run_costs) if run_costs is not None else None,  # as recorded, not re-snapped
     }
 
 
