@@ -48,7 +48,7 @@ CONFIG = REPO / "configs" / "drugprot.toml"
 TRAINER = REPO / "bench" / "results" / "trainer_step_packed2048.json"
 README = REPO / "docs" / "training" / "step-time.md"
 RECIPE = "pair-utility-all"
-AGENT = "train/agg/effective/agent"
+AGENT = "train/agg/all/agent"  # the sandbox's zero-advantage diagnostics are over all rollouts (evidence.rl_sim)
 TRAINABLE_KEY = f"{AGENT}/is_trainable/mean"
 AT_PREFIX = f"{AGENT}/zero_advantage/at/"
 # Today's rewards whose all-equal group of 8 prime-rl 559b447's float32 advantage does not zero exactly (measured in

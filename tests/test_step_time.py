@@ -11,7 +11,7 @@ import pytest
 
 from evidence import step_time
 
-AGENT = "train/agg/effective/agent"
+AGENT = "train/agg/all/agent"  # the sandbox logs its zero-advantage diagnostics over all rollouts
 
 
 def steps(zero: float, at: dict[str, float], n: int) -> list[dict[str, float]]:

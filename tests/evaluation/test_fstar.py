@@ -177,7 +177,15 @@ def test_a_forecast_without_rewards_or_groups_says_why() -> None:
         (1.0, 1.0, {"knob": "fp_cost", "value": "2.0", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
         (0.9996, 1.0, {"knob": "fp_cost", "value": "2.0", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
         (0.9996, 100.0, {"knob": "fp_cost", "value": "100.921875", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
-        (0.0004, 1.0, {"knob": "f1_target", "value": "0.0004", "why": None}),
+        (  # its cost runs as 0 on the grid: f1_target 0.0004 is refused, fp_cost 0 is the same setting
+            0.0004,
+            1.0,
+            {
+                "knob": "fp_cost",
+                "value": "0.0",
+                "why": "f1_target 0.0004 derives an fp_cost that runs as 0 on the 1/64 reward grid",
+            },
+        ),
         (0.38, 1.0, {"knob": "f1_target", "value": "0.380", "why": None}),
         (0.999, 1000.0, {"knob": "f1_target", "value": "0.999", "why": None}),
         (
@@ -208,7 +216,10 @@ def test_the_line_at_f_one_recommends_the_cost_itself() -> None:
         "    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 2.000 with fn_cost 1 (the "
         "default: the run recorded no valid costs) (recipe: fp_cost = 2.0; f1_target takes 0 < F < 1, and F = 1.000)"
     )
-    assert "(recipe: f1_target = 0.0004)" in calibration_lines(calibration_summary(0.0004, None, []))[1]
+    assert (
+        "(recipe: fp_cost = 0.0; f1_target 0.0004 derives an fp_cost that runs as 0 on the 1/64 reward grid)"
+        in (calibration_lines(calibration_summary(0.0004, None, []))[1])
+    )
 
 
 @pytest.mark.parametrize("reward", [{"fp_cost": 0.5, "fn_cost": 5000}, {"fp_cost": 1e308, "fn_cost": 1}])

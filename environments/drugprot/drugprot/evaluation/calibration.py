@@ -46,14 +46,17 @@ def shown_target(f1: float) -> str:
 def advice(target: float, fn: float) -> dict[str, Any]:
     """What the line recommends for ``target`` at ``fn``: ``{"knob": "f1_target" | "fp_cost" | None, "value": the
     printed text, "why": why no f1_target}``. The printed value is one the knobs accept (issue 43): ``f1_target`` in
-    (0, 1) as printed (``shown_target``) deriving an ``fp_cost`` of at most ``MAX_COST``; else (a target that prints
-    as 1) ``fp_cost`` itself on the reward grid (``on_grid``, as the knob runs it, printed exactly) when it is at most
-    ``MAX_COST``; else nothing, saying why. ``target`` > 0."""
+    (0, 1) as printed (``shown_target``) deriving an ``fp_cost`` of at most ``MAX_COST`` that is not 0 on the grid;
+    else (a target that prints as 1, or one so small its cost runs as 0) ``fp_cost`` itself on the reward grid
+    (``on_grid``, as the knob runs it, printed exactly) when it is at most ``MAX_COST``; else nothing, saying why.
+    ``target`` > 0."""
     text = shown_target(target)
     value = float(text)
-    if 0 < value < 1 and on_grid(fp_cost_for_f1(value, fn)) <= MAX_COST:
+    if 0 < value < 1 and 0 < on_grid(fp_cost_for_f1(value, fn)) <= MAX_COST:
         return {"knob": "f1_target", "value": text, "why": None}
     why = f"f1_target takes 0 < F < 1, and F = {text}"
+    if 0 < value < 1:  # a target so small its cost runs as 0 on the grid: the knob refuses it (core.exactness)
+        why = f"f1_target {text} derives an fp_cost that runs as 0 on the 1/64 reward grid"
     cost = on_grid(fp_cost_for_f1(target, fn))
     if cost <= MAX_COST:
         return {"knob": "fp_cost", "value": repr(cost), "why": why}

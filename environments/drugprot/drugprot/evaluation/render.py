@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drugprot.core.rewards import grid_setting
 from drugprot.envs.first_contact import legacy_alias_fix
 from drugprot.evaluation.records import UNKNOWN, VERSION_NAMES
 
@@ -138,7 +139,14 @@ def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> 
     what = "; ".join(
         f"{name} " + ", ".join(f"{col} {v[name]}" for col, v in zip(cols, versions, strict=True)) for name in differ
     )
-    return f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
+    note = f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
+    rewards = [v["reward"] for v in versions]
+    if "reward" in differ and UNKNOWN not in rewards and len({grid_setting(r) for r in rewards}) == 1:
+        note += (
+            "\n  note: their rewards are one setting on the 1/64 reward grid, the one they ran: "
+            f"{grid_setting(rewards[0])}"
+        )
+    return note
 
 
 def has_intervals(intervals: Mapping[str, Any] | None) -> bool:
