@@ -60,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.old.is_dir():
         fail(parser.prog, f"--old {args.old}: no such folder; pass the directory of the old drugprot package")
-    check_outputs(parser.prog, [("--json", args.json)], inputs=[args.data_path, args.old], overwrite=args.overwrite)
+    old_files = [path for path in args.old.rglob("*") if path.is_file()]  # the whole tree is copied and read
+    inputs = [args.data_path, args.old, *old_files]
+    check_outputs(parser.prog, [("--json", args.json)], inputs=inputs, overwrite=args.overwrite)
     load_data(parser.prog, args.data_path, split=args.split)
 
     import drugprot.core.questions

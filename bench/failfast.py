@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.common import add_overwrite, check_outputs, write_json
+from bench.common import add_overwrite, check_outputs, fail, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_JSONL = ROOT / "tests" / "fixtures" / "drugprot_fixture.jsonl"
@@ -152,8 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI runs")
     add_overwrite(parser)
     args = parser.parse_args(argv)
-    check_outputs(parser.prog, [("--json", args.json)], overwrite=args.overwrite)
+    malformed = [c for c in args.cli if "=" not in c]
+    if malformed:
+        fail(parser.prog, f"--cli takes NAME=PATH, got {malformed[0]!r}")
     clis = dict(c.split("=", 1) for c in args.cli) if args.cli else DEFAULT_CLIS
+    inputs = [FIXTURE_JSONL, FIXTURE_TSV, *clis.values()]  # what the runs read: never an output
+    check_outputs(parser.prog, [("--json", args.json)], inputs=inputs, overwrite=args.overwrite)
     clis = {name: Path(path).resolve() for name, path in clis.items() if Path(path).exists()}
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="drugprot-failfast-") as tmp:

@@ -524,7 +524,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     outputs, folders = [("--json", args.json)], [("--profile", args.profile)]
-    check_outputs(parser.prog, outputs, inputs=[args.data_path], folders=folders, overwrite=args.overwrite)
+    inputs = [args.data_path, args.cli]  # the data and the eval CLI it runs (and reads): never an output
+    check_outputs(parser.prog, outputs, inputs=inputs, folders=folders, overwrite=args.overwrite)
     if args.data_path:
         load_data(parser.prog, args.data_path, split=args.split)
     # each mode's defaults for what was not given

@@ -25,13 +25,19 @@ every recipe (N allowed, also for the recipe trained without it): the official m
 on every same-sentence candidate (greedy) and of one sampled answer per candidate, the N / ``none`` share and the
 recipe's mean reward. Each run writes a prime-rl-shaped ``metrics.jsonl`` (``drugprot.evaluation.curves``):
 
-* per step, the training rollouts' ``train/agg/effective/agent/metrics/{official_tp,official_fp,official_fn,
-  correct}/mean`` (the official cells and the raw accuracy term, unweighted), ``.../reward/mean``, the unweighted
-  terms ``.../rewards/{accuracy,utility}/mean`` (utility at the cost in effect), the share of
-  rollouts in groups with a non-zero advantage ``train/agg/effective/agent/is_trainable/mean``, the zero-advantage
-  share of groups per task kind ``.../zero_advantage/{positive,negative,abstract}/mean`` and the utility's cost in
-  effect ``.../metrics/fp_cost/mean``;
-* per evaluation, ``eval/heldout/effective/agent/metrics/{official_f1,official_f1_sampled,none_share,recipe_reward,
+* per step, in prime-rl's two scopes (``drugprot curves`` reads both): ``train/agg/all/agent/...`` over every
+  rollout of the step and ``train/agg/effective/agent/...`` over the groups prime-rl ships (a non-zero advantage;
+  gated, also admitted), each with ``metrics/{official_tp,official_fp,official_fn,correct}/mean`` (the official cells
+  and the raw accuracy term, unweighted), ``reward/mean``, the unweighted terms ``rewards/{accuracy,utility}/mean``
+  (utility at the cost in effect) and ``is_trainable/mean`` (under ``all`` the share of rollouts in groups with a
+  non-zero advantage; 1.0 under ``effective``, as in prime-rl with its zero-advantage filter); under ``all`` only,
+  ``progress/tasks`` aside, the zero-advantage share of groups per task kind
+  ``.../zero_advantage/{positive,negative,abstract}/mean`` and the utility's cost in effect
+  ``.../metrics/fp_cost/mean``. A step whose every group is all-equal (an empty batch) logs no ``effective`` line and
+  writes prime-rl's warning to ``orchestrator.log`` (``empty_batch_line``); unlike prime-rl, the sandbox still logs
+  its ``all`` line there and runs on after ten in a row;
+* per evaluation, under ``eval/heldout/all/agent/`` and (the same numbers: no sandbox rollout fails)
+  ``eval/heldout/effective/agent/``, ``metrics/{official_f1,official_f1_sampled,none_share,recipe_reward,
   official_tp,official_fp,official_fn}/mean`` (the cells are per held-out candidate, so ``2TP/(2TP+FP+FN)`` of
   their means is the greedy F1), and for the recipe trained without N ``official_f1_without_n``.
 """
@@ -76,21 +82,36 @@ from evidence.shared import (
     single_thread,
 )
 from evidence.sim_curriculum import curriculum_pair_step, new_sampler
-from evidence.sim_data import Corpus, Data, _trainable, prepare, probabilities, sample, step0_cost, warm_start
+from evidence.sim_data import (
+    Corpus,
+    Data,
+    _trainable,
+    prepare,
+    probabilities,
+    sample,
+    scoped_means,
+    step0_cost,
+    warm_start,
+)
 
 GROUP = 8
 TAIL = 4
 """A run's end figures are the mean of its last ``1/TAIL`` of evaluations."""
 RUNNING = 0.9
 """Decay of the running official cells the adaptive cost follows (about the last 10 steps)."""
+ALL = "train/agg/all/agent"
+"""prime-rl's ``all`` scope: every rollout of the step."""
 AGENT = "train/agg/effective/agent"
+"""prime-rl's ``effective`` scope: the rollouts shipped to the trainer (the groups with a non-zero advantage)."""
 EVAL = "eval/heldout/effective/agent"
 REWARD_KEY = f"{EVAL}/metrics/recipe_reward/mean"
 F1_KEY = f"{EVAL}/metrics/official_f1/mean"
 SAMPLED_KEY = f"{EVAL}/metrics/official_f1_sampled/mean"
 NONE_KEY = f"{EVAL}/metrics/none_share/mean"
 NO_N_KEY = f"{EVAL}/metrics/official_f1_without_n/mean"
-TRAINABLE_KEY = f"{AGENT}/is_trainable/mean"
+TRAINABLE_KEY = f"{ALL}/is_trainable/mean"
+LOG = "orchestrator.log"
+"""The run's empty-batch warnings in prime-rl's words (``empty_batch_line``), where ``drugprot curves`` finds them."""
 CELLS = ("official_tp", "official_fp", "official_fn", "correct")
 UTILITY_ONLY = Weights(accuracy=0.0, utility=1.0, format=0.0)
 """The utility term alone (unweighted), logged as ``rewards/utility/mean`` beside ``rewards/accuracy/mean``."""
@@ -279,11 +300,11 @@ def pair_step(
     advantages = rewards - rewards.mean(axis=1, keepdims=True)
     onehot = np.eye(len(ACTIONS))[actions]  # (prompts, group, 14)
     grad = scale * np.einsum("kg,kga,kf->af", advantages, onehot - p[:, None], x) / actions.size
-    logged = {name: float(data.table(with_n, cell=name)[keys, actions].mean()) for name in CELLS}
-    logged["utility"] = float(data.table(with_n, reward=Reward("utility", costs, UTILITY_ONLY))[keys, actions].mean())
+    arrays = {name: data.table(with_n, cell=name)[keys, actions] for name in CELLS}
+    arrays["utility"] = data.table(with_n, reward=Reward("utility", costs, UTILITY_ONLY))[keys, actions]
     trainable = _trainable(rewards)
     positive = np.array([bool(data.rows[i].gold) for i in chosen])
-    logged |= {"reward": float(rewards.mean()), "is_trainable": float(trainable.mean())}
+    logged = scoped_means(arrays | {"reward": rewards}, trainable)
     for kind, mask in (("positive", positive), ("negative", ~positive)):
         if mask.any():
             logged[f"zero_advantage/{kind}"] = float(1 - trainable[mask].mean())
@@ -335,8 +356,8 @@ def extraction_step(
             onehot = np.eye(len(ACTIONS))[actions]  # (GROUP, candidates, 14)
             grad += np.einsum("g,gca,cf->af", rewards[k] - rewards[k].mean(), onehot - p[None], x)
     trainable = _trainable(rewards)
-    logged = {name: float(cells[..., j].mean()) for j, name in enumerate((*CELLS, "utility"))}
-    logged |= {"reward": float(rewards.mean()), "is_trainable": float(trainable.mean())}
+    arrays = {name: cells[..., j] for j, name in enumerate((*CELLS, "utility"))}
+    logged = scoped_means(arrays | {"reward": rewards}, trainable)
     logged["zero_advantage/abstract"] = float(1 - trainable.mean())
     return grad / rewards.size, logged
 
@@ -415,13 +436,14 @@ def train(
     prompts = min(settings.pair_prompts, len(tasks)) if recipe.mode == "pair" else min(settings.documents, len(by_pmid))
     per_step = float(GROUP * prompts)
     start = time.time()
-    with (out / "metrics.jsonl").open("w", encoding="utf-8") as log:
+    streak = 0
+    with (out / "metrics.jsonl").open("w", encoding="utf-8") as log, (out / LOG).open("w", encoding="utf-8") as warn:
         for step in range(settings.steps + 1):
             line: dict[str, Any] = {"step": step, "time": round(time.time() - start, 3)}
             if step % settings.eval_every == 0 or step == settings.steps:
                 evals.append({"step": step, **evaluate(w, data, recipe, costs, eval_rng)})
                 progress.append((step, rollouts, evals[-1][F1_KEY]))
-                line.update(evals[-1])
+                line.update(_eval_keys(evals[-1]))
             if step < settings.steps:
                 if recipe.mode == "pair" and (recipe.gate or sampler is not None):
                     grad, logged = curriculum_pair_step(w, data, recipe, costs, tasks, settings, rng,
@@ -433,7 +455,10 @@ def train(
                 m = 0.9 * m + 0.1 * grad
                 v = 0.999 * v + 0.001 * grad**2
                 w += settings.lr * (m / (1 - 0.9 ** (step + 1))) / (np.sqrt(v / (1 - 0.999 ** (step + 1))) + 1e-8)
-                line.update(_step_keys(logged, costs))
+                drawn = int(logged.get("rollouts", per_step))
+                line.update(_step_keys(logged, drawn // GROUP, costs))
+                streak = 0 if logged["effective"] else streak + 1
+                warn.write(empty_batch_line(step, drawn, streak) if streak else "")
                 trainable.append(logged["is_trainable"])
                 rollouts += logged.get("rollouts", per_step)
                 running = RUNNING * running + (1 - RUNNING) * np.array([logged[c] for c in CELLS[:3]])
@@ -475,16 +500,44 @@ def task_mix(data: Data, tasks: list[int], negative_share: float | None, seed: i
     return [i for i in tasks if data.rows[i].gold or i in kept]
 
 
-def _step_keys(logged: dict[str, float], costs: Costs) -> dict[str, float]:
-    keys = {f"{AGENT}/reward/mean": logged["reward"], TRAINABLE_KEY: logged["is_trainable"]}
-    keys |= {f"{AGENT}/rewards/accuracy/mean": logged["correct"], f"{AGENT}/rewards/utility/mean": logged["utility"]}
-    keys |= {f"{AGENT}/metrics/{name}/mean": logged[name] for name in CELLS}
-    keys |= {f"{AGENT}/{k}/mean": value for k, value in logged.items() if k.startswith("zero_advantage/")}
+def _step_keys(logged: dict[str, Any], groups: int, costs: Costs) -> dict[str, Any]:
+    """A training step's keys in prime-rl's two scopes (``scoped_means``): ``all`` (``ALL``) over every rollout,
+    ``effective`` (``AGENT``) over the groups shipped, none for an empty batch; the sandbox's diagnostics
+    (zero-advantage shares, rollouts generated, the cost in effect) and ``progress/tasks`` (the groups drawn, as
+    prime-rl counts them) go with ``all``, which the sandbox logs at every step, an empty one too (prime-rl logs
+    nothing for an empty batch; ``empty_batch_line``)."""
+    keys: dict[str, Any] = {"progress/tasks": groups}
+    for scope, values in ((ALL, logged), (AGENT, logged["effective"])):
+        if not values:
+            continue
+        keys |= {f"{scope}/reward/mean": values["reward"], f"{scope}/is_trainable/mean": values["is_trainable"]}
+        keys[f"{scope}/rewards/accuracy/mean"] = values["correct"]
+        keys[f"{scope}/rewards/utility/mean"] = values["utility"]
+        keys |= {f"{scope}/metrics/{name}/mean": values[name] for name in CELLS}
+        if "is_admitted" in values:
+            keys[f"{scope}/is_admitted/mean"] = values["is_admitted"]
+    keys |= {f"{ALL}/{k}/mean": value for k, value in logged.items() if k.startswith("zero_advantage/")}
     if "is_admitted" in logged:
-        keys[f"{AGENT}/is_admitted/mean"] = logged["is_admitted"]
-        keys[f"{AGENT}/rollouts_generated"] = logged["rollouts"]
-    keys[f"{AGENT}/metrics/fp_cost/mean"] = costs.fp
+        keys[f"{ALL}/rollouts_generated"] = logged["rollouts"]
+    keys[f"{ALL}/metrics/fp_cost/mean"] = costs.fp
     return keys
+
+
+def _eval_keys(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation's keys in prime-rl's two eval scopes: ``all`` rollouts and ``effective`` (those without an
+    error): the same numbers, as the sandbox's rollouts never fail."""
+    scored = {key: value for key, value in evaluation.items() if key.startswith(EVAL)}
+    return scored | {key.replace(EVAL, EVAL.replace("/effective/", "/all/"), 1): v for key, v in scored.items()}
+
+
+def empty_batch_line(step: int, rollouts: int, streak: int) -> str:
+    """prime-rl 559b447's warning for an empty batch (``orchestrator.py`` 641-646), which the sandbox writes to
+    ``orchestrator.log`` beside its ``metrics.jsonl``; ``drugprot curves`` counts it. The sandbox runs on where
+    prime-rl stops at ten in a row."""
+    return (
+        f"WARNING Step {step}: empty train batch after {rollouts} finalized episodes (consecutive empty batches: "
+        f"{streak}/10)\n"
+    )
 
 
 def run_unit(

@@ -11,7 +11,7 @@ import numpy as np
 
 from drugprot.core.rewards import Costs, Reward, Weights
 from evidence.curriculum import PoolSampler, admits, utility_pools
-from evidence.sim_data import Data, _trainable, probabilities, sample
+from evidence.sim_data import Data, _trainable, probabilities, sample, scoped_means
 
 GROUP = 8
 MAX_GENERATION = 8
@@ -70,17 +70,15 @@ def curriculum_pair_step(
     advantages = rewards[ok] - rewards[ok].mean(axis=1, keepdims=True)
     onehot = np.eye(p.shape[1])[actions[ok]]
     grad = np.einsum("kg,kga,kf->af", advantages, onehot - p[:, None], x) / max(advantages.size, 1)
-    logged = {name: float(data.table(with_n, cell=name)[keys, actions].mean()) for name in CELLS}
+    arrays = {name: data.table(with_n, cell=name)[keys, actions] for name in CELLS}
     only = Reward("utility", costs, Weights(accuracy=0.0, utility=1.0, format=0.0))
-    logged["utility"] = float(data.table(with_n, reward=only)[keys, actions].mean())
+    arrays["utility"] = data.table(with_n, reward=only)[keys, actions]
     trainable = _trainable(rewards)
     positive = np.array([bool(data.rows[i].gold) for i in batch])
-    logged |= {
-        "reward": float(rewards.mean()),
-        "is_trainable": float(trainable.mean()),
-        "is_admitted": float(ok.mean()),
-        "rollouts": float(generated * GROUP),
-    }
+    logged = scoped_means(arrays | {"reward": rewards}, trainable, kept=ok & trainable)  # shipped: admitted, trainable
+    logged |= {"is_admitted": float(ok.mean()), "rollouts": float(generated * GROUP)}
+    if logged["effective"]:
+        logged["effective"]["is_admitted"] = 1.0
     for kind, mask in (("positive", positive), ("negative", ~positive)):
         if mask.any():
             logged[f"zero_advantage/{kind}"] = float(1 - trainable[mask].mean())

@@ -204,3 +204,16 @@ def sample(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def _trainable(rewards: np.ndarray) -> np.ndarray:
     """Per group (rows of ``rewards``): whether its rollouts' rewards differ (a non-zero advantage somewhere)."""
     return rewards.max(axis=-1) - rewards.min(axis=-1) > 1e-9
+
+
+def scoped_means(arrays: dict[str, np.ndarray], trainable: np.ndarray, kept: np.ndarray | None = None) -> dict:
+    """A step's logged means in prime-rl's two scopes (``orchestrator.py`` 697-702): over every rollout (the arrays'
+    rows are groups), with ``is_trainable`` the share of groups that differ; and under ``"effective"`` over the groups
+    prime-rl ships (``kept``, default ``trainable``: its zero-advantage filter drops the rest), where
+    ``is_trainable`` is 1.0; ``"effective"`` is empty when no group is shipped (an empty batch)."""
+    kept = trainable if kept is None else kept
+    means: dict[str, Any] = {name: float(values.mean()) for name, values in arrays.items()}
+    means["is_trainable"] = float(trainable.mean())
+    shipped = {name: float(values[kept].mean()) for name, values in arrays.items()} if kept.any() else {}
+    means["effective"] = shipped | ({"is_trainable": 1.0} if shipped else {})
+    return means

@@ -295,10 +295,10 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 WASTE_KEYS = {
-    "rollouts in zero-advantage groups": "train/agg/effective/agent/is_trainable/mean",
-    "positive pairs: zero-advantage groups": "train/agg/effective/agent/zero_advantage/positive/mean",
-    "NO-RELATION pairs: zero-advantage groups": "train/agg/effective/agent/zero_advantage/negative/mean",
-    "abstracts: zero-advantage groups": "train/agg/effective/agent/zero_advantage/abstract/mean",
+    "rollouts in zero-advantage groups": "train/agg/all/agent/is_trainable/mean",
+    "positive pairs: zero-advantage groups": "train/agg/all/agent/zero_advantage/positive/mean",
+    "NO-RELATION pairs: zero-advantage groups": "train/agg/all/agent/zero_advantage/negative/mean",
+    "abstracts: zero-advantage groups": "train/agg/all/agent/zero_advantage/abstract/mean",
 }
 
 

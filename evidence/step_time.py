@@ -28,7 +28,9 @@ Two steps, so the docs block (docs/training/step-time.md) is generated from comm
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import math
 import sys
 import tomllib
 from collections.abc import Sequence
@@ -37,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import REPO, fail
-from drugprot.core.outputs import OutputError, OutputSpec, check_outputs, write_text_atomic
+from bench.common import REPO, check_outputs, fail, load_data
+from drugprot.core.errors import DrugprotError
+from drugprot.core.outputs import write_text_atomic
 
 SUMMARY = REPO / "evidence" / "step_time.json"
 ONE_PASS = REPO / "evidence" / "step_time_one_pass.json"
@@ -53,7 +56,7 @@ CONFIG = REPO / "configs" / "drugprot.toml"
 TRAINER = REPO / "bench" / "results" / "trainer_step_packed2048.json"
 README = REPO / "docs" / "training" / "step-time.md"
 RECIPE = "pair-utility-all"
-AGENT = "train/agg/effective/agent"
+AGENT = "train/agg/all/agent"  # the sandbox's zero-advantage diagnostics are over all rollouts (evidence.rl_sim)
 TRAINABLE_KEY = f"{AGENT}/is_trainable/mean"
 AT_PREFIX = f"{AGENT}/zero_advantage/at/"
 # Today's rewards whose all-equal group of 8 prime-rl 559b447's float32 advantage does not zero exactly (measured in
@@ -62,6 +65,11 @@ LEAKS = ("0.1", "-0.4", "-0.9", "-1.4")
 PHASES = (("first", "first 10 %", 0.1), ("middle", "middle 80 %", 0.8), ("last", "last 10 %", 0.1))
 PHASE_KEYS = tuple(key for key, _, _ in PHASES)
 BEGIN, END = "<!-- step-time -->", "<!-- /step-time -->"
+MIN_STEPS = 3
+"""The fewest training steps a sandbox run needs: one in each phase (``phase_shares``: first 10 %, middle, last
+10 %)."""
+TOKENIZER_MODULES = {"mistral_common": "mistral-common", "tiktoken": "tiktoken"}
+"""What ``--data-path`` counts prompt tokens with (``scripts/prompt_lengths.py``'s Tekken count): module, package."""
 
 
 def phase_shares(metrics_lines: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -77,21 +85,85 @@ def phase_shares(metrics_lines: Sequence[dict[str, Any]]) -> dict[str, dict[str,
     return out
 
 
-def measure(sim: Path, prompt_tokens: float, command: str) -> dict[str, Any]:
-    """The summary the block is rendered from: per phase, mean and sd over the sandbox runs."""
-    runs = sorted(sim.glob(f"*/{RECIPE}-split*/metrics.jsonl"))
+def sandbox_runs(sim: Path) -> list[Path]:
+    """The ``metrics.jsonl`` of every ``RECIPE`` run under an ``evidence.rl_sim --out`` folder, sorted."""
+    return sorted(sim.glob(f"*/{RECIPE}-split*/metrics.jsonl"))
+
+
+def _share(value: Any) -> bool:
+    """True for a share: a real number from 0 to 1 (NaN, infinities, strings and booleans are not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def read_run(path: Path) -> list[dict[str, Any]]:
+    """The lines of one sandbox run's ``metrics.jsonl``, checked: every line a JSON object whose trainable share and
+    ``AT_PREFIX`` shares are numbers from 0 to 1, at least one ``AT_PREFIX`` share in the run, and at least
+    ``MIN_STEPS`` training steps (so no phase is empty and no mean is NaN).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: what is wrong, naming the file and line.
+    """
+    lines: list[dict[str, Any]] = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"{path} line {number}: not JSON ({type(exc).__name__})") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{path} line {number}: not a JSON object")
+        for key, share in value.items():
+            if (key == TRAINABLE_KEY or key.startswith(AT_PREFIX)) and not _share(share):
+                shown = repr(share) if len(repr(share)) <= 40 else repr(share)[:37] + "..."
+                raise ValueError(f"{path} line {number}: {key} is {shown}, expected a share from 0 to 1")
+        lines.append(value)
+    if not any(key.startswith(AT_PREFIX) for line in lines for key in line):
+        raise ValueError(f"{path}: no {AT_PREFIX}* keys; rerun evidence.rl_sim (it logs them since issue 41)")
+    steps = sum(TRAINABLE_KEY in line for line in lines)
+    if steps < MIN_STEPS:
+        raise ValueError(
+            f"{path}: {steps} training step{'s' if steps != 1 else ''}, fewer than the {MIN_STEPS} that put one in "
+            "each phase (first 10 %, middle 80 %, last 10 %); rerun evidence.rl_sim with more --steps"
+        )
+    return lines
+
+
+def read_sandbox(sim: Path) -> list[list[dict[str, Any]]]:
+    """Every ``RECIPE`` run under ``sim``, each read by ``read_run``.
+
+    Raises:
+        FileNotFoundError: no such run under ``sim``.
+        OSError, ValueError: as ``read_run``.
+    """
+    runs = sandbox_runs(sim)
     if not runs:
         raise FileNotFoundError(f"--sim {sim}: no */{RECIPE}-split*/metrics.jsonl; run evidence.rl_sim first")
-    per_run = [phase_shares([json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x]) for p in runs]
-    if not any(k.startswith(AT_PREFIX) for k in json.loads(runs[0].read_text(encoding="utf-8").splitlines()[1])):
-        raise ValueError(f"--sim {sim}: no {AT_PREFIX}* keys; rerun evidence.rl_sim (it logs them since issue 41)")
+    return [read_run(path) for path in runs]
+
+
+def measure(sim: Path, prompt_tokens: float, command: str) -> dict[str, Any]:
+    """The summary the block is rendered from: per phase, mean and sd over the sandbox runs (``read_sandbox``)."""
+    return summarize(read_sandbox(sim), prompt_tokens, command)
+
+
+def summarize(sandbox: Sequence[Sequence[dict[str, Any]]], prompt_tokens: float, command: str) -> dict[str, Any]:
+    """The summary of runs read by ``read_sandbox``: per phase, mean and sd over the runs."""
+    per_run = [phase_shares(lines) for lines in sandbox]
     phases: dict[str, dict[str, dict[str, float]]] = {}
     for phase, _, _ in PHASES:
         for key in ("zero", "leaked"):
             values = [r[phase][key] for r in per_run]
             sd = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
             phases.setdefault(phase, {})[key] = {"mean": float(np.mean(values)), "sd": sd}
-    return {"command": command, "recipe": RECIPE, "runs": len(runs), "prompt_tokens": prompt_tokens, "phases": phases}
+    return {
+        "command": command,
+        "recipe": RECIPE,
+        "runs": len(sandbox),
+        "prompt_tokens": prompt_tokens,
+        "phases": phases,
+    }
 
 
 def trainer_rate(result: dict[str, Any], seq_len: int) -> dict[str, Any]:
@@ -206,9 +278,15 @@ def one_pass_lines(
 
 
 def splice(text: str, block: str) -> str:
-    """``text`` with the part between the step-time markers replaced by ``block``."""
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise ValueError(f"expected one {BEGIN} ... {END} pair")
+    """``text`` with the part between the step-time markers replaced by ``block``.
+
+    Raises:
+        ValueError: ``text`` has not exactly one ``BEGIN`` marker followed by one ``END`` marker.
+    """
+    begins, ends = text.count(BEGIN), text.count(END)
+    if begins != 1 or ends != 1 or text.index(END) < text.index(BEGIN):
+        found = f"{begins} {BEGIN} and {ends} {END}" if begins != 1 or ends != 1 else f"{END} before {BEGIN}"
+        raise ValueError(f"expected one {BEGIN} line and, after it, one {END} line; found {found}")
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
     return f"{head}{BEGIN}\n{block}\n{END}{tail}"
@@ -226,6 +304,67 @@ def current_block() -> str:
     return block
 
 
+def token_count_problem(value: float) -> str | None:
+    """Why ``value`` is not a mean prompt length (a finite number of tokens above 0), or None when it is one."""
+    return None if math.isfinite(value) and value > 0 else f"{value!r} is not a finite number of tokens above 0"
+
+
+def missing_tokenizer() -> str | None:
+    """The package of the first of ``TOKENIZER_MODULES`` that is not installed, or None."""
+    return next((pkg for name, pkg in TOKENIZER_MODULES.items() if importlib.util.find_spec(name) is None), None)
+
+
+def _measure(args: argparse.Namespace, prog: str) -> int:
+    """``measure``: every input and output checked before any work (one line, exit 2), then the sandbox read and
+    checked, then the prompt tokens counted (the slow part), then the summary written."""
+    if args.prompt_tokens is not None and (problem := token_count_problem(args.prompt_tokens)):
+        fail(prog, f"--prompt-tokens: {problem}; pass the mean prompt tokens per rollout")
+    sim = Path(args.sim)
+    inputs = [CONFIG, args.data_path, sim, *sandbox_runs(sim)]
+    check_outputs(prog, [("--json", args.json)], inputs=inputs, overwrite=args.overwrite)  # an input: never
+    if args.data_path is not None and (missing := missing_tokenizer()):
+        fail(
+            prog,
+            f"--data-path counts prompt tokens with mistral-common's Tekken and tiktoken, and {missing} is not "
+            "installed: run it with `uv run --with mistral-common`, or pass --prompt-tokens N",
+        )
+    try:
+        sandbox = read_sandbox(sim)
+    except (OSError, ValueError) as exc:
+        fail(prog, str(exc))
+    prompt = args.prompt_tokens
+    if prompt is None:
+        from evidence.step_cost import mean_prompt_tokens, recipe_of
+
+        recipe = recipe_of(tomllib.loads(CONFIG.read_text(encoding="utf-8")))
+        load_data(prog, args.data_path, split=recipe["taskset"]["split"])  # one line for missing or bad data
+        try:
+            prompt = mean_prompt_tokens(recipe["taskset"], args.data_path)
+        except (DrugprotError, ValueError) as exc:
+            fail(prog, f"--data-path {args.data_path}: {exc}")
+        if problem := token_count_problem(prompt):
+            fail(prog, f"--data-path {args.data_path}: the mean prompt length {problem}; is the data empty?")
+    source = "--data-path D" if args.data_path else f"--prompt-tokens {args.prompt_tokens:g}"
+    shown = Path(args.json).name if Path(args.json).is_absolute() else args.json
+    command = f"python -m evidence.step_time measure --sim SIM {source} --json {shown}"
+    text = json.dumps(summarize(sandbox, round(prompt, 1), command), indent=2, allow_nan=False)
+    write_text_atomic(Path(args.json), text + "\n")
+    print(text)
+    return 0
+
+
+def _read_page(prog: str, flag: str, path: Path) -> str:
+    """The page ``--write``/``--check`` names, or one line and exit 2 when it is missing, unreadable or not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(prog, f"{flag} {path}: no such file; name the page that holds the block ({README.relative_to(REPO)})")
+    except UnicodeDecodeError as exc:
+        fail(prog, f"{flag} {path}: not UTF-8 text (byte {exc.start}); name the page that holds the block")
+    except OSError as exc:
+        fail(prog, f"{flag} {path}: cannot be read ({exc.strerror or type(exc).__name__})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evidence.step_time", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -235,7 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     src.add_argument("--data-path", help="count the recipe's prompt tokens here (needs mistral-common)")
     src.add_argument("--prompt-tokens", type=float, help="mean prompt tokens per rollout, counted elsewhere")
     m.add_argument("--json", required=True, help="write the summary here")
-    m.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
+    m.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --json file (never an input of the command)"
+    )
     r = sub.add_parser("render", help="print the docs block; --write or --check docs/training/step-time.md")
     how = r.add_mutually_exclusive_group()
     how.add_argument("--write", help="replace the block in this file")
@@ -243,37 +384,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     prog = "python -m evidence.step_time"
     if args.cmd == "measure":
-        try:
-            check_outputs([OutputSpec.of("--json", args.json)], [], overwrite=args.overwrite)
-        except OutputError as exc:
-            fail(prog, str(exc))
-        prompt = args.prompt_tokens
-        if prompt is None:
-            from evidence.step_cost import mean_prompt_tokens, recipe_of
-
-            recipe = recipe_of(tomllib.loads(CONFIG.read_text(encoding="utf-8")))
-            prompt = mean_prompt_tokens(recipe["taskset"], args.data_path)
-        source = "--data-path D" if args.data_path else f"--prompt-tokens {args.prompt_tokens:g}"
-        shown = Path(args.json).name if Path(args.json).is_absolute() else args.json
-        command = f"python -m evidence.step_time measure --sim SIM {source} --json {shown}"
-        try:
-            summary = measure(Path(args.sim), round(prompt, 1), command)
-        except (OSError, ValueError) as exc:
-            fail(prog, str(exc))
-        write_text_atomic(Path(args.json), json.dumps(summary, indent=2) + "\n")
-        print(json.dumps(summary, indent=2))
-        return 0
+        return _measure(args, prog)
+    flag, page = ("--write", args.write) if args.write else ("--check", args.check)
+    if args.write:  # the page is rewritten in place; the files the block is rendered from never
+        check_outputs(prog, [("--write", args.write)], inputs=[SUMMARY, CONFIG, TRAINER], overwrite=True)
+    text = _read_page(prog, flag, Path(page)) if page else None
     block = current_block()
-    if args.write or args.check:
-        path = Path(args.write or args.check)
-        text = path.read_text(encoding="utf-8")
-        new = splice(text, block)
+    if text is not None:
+        try:
+            new = splice(text, block)
+        except ValueError as exc:
+            fail(prog, f"{flag} {page}: {exc}")
         if args.check:
             if new != text:
-                print(f"{prog}: {path}: the step-time block is stale; rerun with --write", file=sys.stderr)
+                print(f"{prog}: {page}: the step-time block is stale; rerun with --write", file=sys.stderr)
                 return 1
             return 0
-        write_text_atomic(path, new)
+        write_text_atomic(Path(page), new)
     print(block)
     return 0
 

@@ -16,7 +16,8 @@ Usage (from the repository root, in the workspace venv)::
     uv run python scripts/hub_tables.py --write    # re-render the three tables in place
     uv run python scripts/hub_tables.py --check    # exit 1 when a table differs from the code
 
-Exit status: 0 done (or current), 1 stale (``--check``), 2 bad usage.
+Exit status: 0 done (or current), 1 stale (``--check``), 2 bad usage or a README that cannot be read as one
+(not UTF-8, a block without its start or end marker, a block twice): one line naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from drugprot.core.errors import DrugprotDataError
 from drugprot.core.labels import RELATION_LABELS
 from drugprot.core.options import KNOBS
 from drugprot.core.outputs import write_text_atomic
@@ -101,41 +103,85 @@ def render_metrics() -> str:
 RENDERERS = {"options": render_options, "knobs": render_knobs, "metrics": render_metrics}
 
 
-def splice(text: str, name: str, body: str) -> str:
+def _marker_lines(text: str, marker: str) -> list[int]:
+    """The line numbers (1-based) of the lines that are exactly ``marker``."""
+    return [n for n, line in enumerate(text.split("\n"), start=1) if line == marker]
+
+
+def splice(text: str, name: str, body: str, source: str = "README.md") -> str:
     """``text`` with the block ``name`` replaced by ``body``.
 
     Raises:
-        ValueError: no such marker pair.
+        DrugprotDataError: no such block, a start marker without its end (or an end before its start), or the
+            block more than once (a second copy would never be checked); ``source`` names the file.
     """
-    match = re.search(rf"^<!-- {name}:start -->\n.*?^<!-- {name}:end -->$", text, re.S | re.M)
-    if match is None:
-        raise ValueError(f"{README.name}: no '<!-- {name}:start -->' ... '<!-- {name}:end -->' block")
-    return text[: match.start()] + f"<!-- {name}:start -->\n{body}<!-- {name}:end -->" + text[match.end() :]
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    starts, ends = _marker_lines(text, start), _marker_lines(text, end)
+    if len(starts) > 1 or len(ends) > 1:
+        lines = ", ".join(str(n) for n in sorted(starts + ends))
+        raise DrugprotDataError(
+            f"{source}: the {name} block is there more than once (markers on lines {lines}); keep one copy"
+        )
+    if not starts and not ends:
+        raise DrugprotDataError(f"{source}: no '{start}' ... '{end}' block; add the two markers")
+    if not starts:
+        raise DrugprotDataError(f"{source}: '{start}' is missing before '{end}' (line {ends[0]}); restore it")
+    if not ends or ends[0] < starts[0]:
+        raise DrugprotDataError(f"{source}: '{end}' is missing after '{start}' (line {starts[0]}); restore it")
+    match = re.search(rf"^{re.escape(start)}\n.*?^{re.escape(end)}$", text, re.S | re.M)
+    assert match is not None  # one start line, then one end line
+    return text[: match.start()] + f"{start}\n{body}{end}" + text[match.end() :]
 
 
-def render_readme(text: str) -> str:
+def render_readme(text: str, source: str = "README.md") -> str:
     for name, render in RENDERERS.items():
-        text = splice(text, name, render())
+        text = splice(text, name, render(), source)
     return text
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def read_page(path: Path, shown: str) -> str:
+    """The page's text (``shown``: the path as messages name it).
+
+    Raises:
+        DrugprotDataError: the file is missing or not UTF-8 (the offset of the first bad byte named).
+    """
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise DrugprotDataError(f"{shown}: no such file; run from a checkout of the repository") from None
+    except UnicodeDecodeError as err:
+        raise DrugprotDataError(
+            f"{shown}: not UTF-8 (byte 0x{err.object[err.start]:02x} at offset {err.start}); save it as UTF-8"
+        ) from None
+
+
+def main(argv: Sequence[str] | None = None, readme: Path | None = None) -> int:
+    """The command; ``readme`` (tests) stands for the package README."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="re-render the tables in place")
     mode.add_argument("--check", action="store_true", help="exit 1 when a table differs from the code")
     args = parser.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
-    new = render_readme(text)
+    readme = README if readme is None else readme
+    shown = str(readme.relative_to(ROOT) if readme.is_relative_to(ROOT) else readme)
+    try:
+        text = read_page(readme, shown)
+        new = render_readme(text, shown)
+    except DrugprotDataError as err:
+        print(f"hub_tables: {err}", file=sys.stderr)
+        return 2
     if args.check:
         if new != text:
-            print("hub_tables: stale; regenerate with: uv run python scripts/hub_tables.py --write", file=sys.stderr)
+            print(
+                f"hub_tables: {shown} is stale; regenerate with: uv run python scripts/hub_tables.py --write",
+                file=sys.stderr,
+            )
             return 1
         print("hub_tables: current", file=sys.stderr)
         return 0
     if new != text:
-        write_text_atomic(README, new)
-    print(f"hub_tables: {'rewrote' if new != text else 'nothing to rewrite in'} {README.name}", file=sys.stderr)
+        write_text_atomic(readme, new)
+    print(f"hub_tables: {'rewrote' if new != text else 'nothing to rewrite in'} {shown}", file=sys.stderr)
     return 0
 
 

@@ -21,6 +21,7 @@
 # Not part of the test suite (the install is several GB: torch with its CUDA libraries from PyPI).
 #
 # Usage: bash scripts/prime_rl_check.sh [WORK_DIR [ROLLOUT OPTIONS]]   (default WORK_DIR: ../prime-rl-check)
+#   WORK_DIR: a new or empty folder, or one an earlier run made (it holds .prime-rl-check); any other is refused
 #   ROLLOUT OPTIONS go to `scripts/prime_rl_check.py rollouts`, e.g. --groups 1, --taskset accuracy_weight=0.5
 # Environment:
 #   PRIME_RL_SRC       git URL or local git repository of prime-rl (default: GitHub)
@@ -52,6 +53,16 @@ work=${1:-$repo/../prime-rl-check}
 shift $(($# > 0 ? 1 : 0))
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+# The script replaces WORK/prime-rl, WORK/dry-run and WORK/loop: it works only in a folder it made (the marker) or
+# an empty one, never in a folder of the user's (WORK_DIR=~ would have removed ~/prime-rl, ~/loop, ~/dry-run).
+marker=$work/.prime-rl-check
+if [ ! -e "$marker" ] && [ -n "$(ls -A "$work")" ]; then
+    echo "error: WORK_DIR $work is not empty and was not made by this script (no .prime-rl-check in it), and the" \
+        "check replaces its prime-rl, dry-run and loop folders: name a new or empty folder (a folder an earlier run" \
+        "made: create $marker)" >&2
+    exit 2
+fi
+touch "$marker"
 prime_rl=$work/prime-rl
 venv=$work/venv
 # shellcheck source=scripts/prime_rl_python.sh

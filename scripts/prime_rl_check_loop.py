@@ -482,6 +482,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         for r in sorted(step_rows, key=lambda r: (r.task, -r.reward, r.kind)):
             adv = f"{r.advantage:+.4f}" if abs(r.advantage) >= 5e-5 else f"{r.advantage:+.1e}"
             print(f"   {r.task:<20} {r.kind:<20} {r.reward:10.3f} {adv:>10} {r.expected_advantage:+19.4f}")
+    table, curve_problems = curves_check(work)
+    print("\n".join(table))
+    problems += curve_problems
     uniform = [t for t in tasks.values() if t.uniform and t.served]
     print(f"one-reward groups scripted (every {UNIFORM_EVERY}rd train task): {len(uniform)}")
     for note in notes:
@@ -490,6 +493,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"PROBLEM: {p}")
     print(f"\n{'FAIL' if problems else 'PASS'}: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+def curves_check(work: Path) -> tuple[list[str], list[str]]:
+    """``drugprot curves`` on the loop's own ``metrics.jsonl`` (prime-rl's file monitor, under ``work``) with its
+    ``orchestrator.log``: the table, and a problem unless both of prime-rl's scopes were read and the all-rollouts
+    trainable share falls below 1 (one group in ``UNIFORM_EVERY`` is scripted all-equal); a note when the run wrote
+    no metrics file."""
+    from drugprot.evaluation import curves
+    from drugprot.evaluation.curves_log import count_log
+
+    found = sorted(work.rglob(curves.METRICS_FILE))
+    if not found:
+        return [f"NOTE: no {curves.METRICS_FILE} under {work.name}/ (the file monitor is off): curves not checked"], []
+    run = curves.read_metrics(found[0])
+    log = work / "orchestrator.log"
+    run.log = count_log([log]) if log.is_file() else None
+    problems = []
+    if run.subsets.get("train/agg") != curves.SUBSETS:
+        problems.append(f"drugprot curves read the train scopes {run.subsets.get('train/agg')}, not all and effective")
+    shares = [value for _, value in run.curves.get(("train/agg", "agent", "trainable share"), [])]
+    if not shares or min(shares) >= 1:
+        problems.append(
+            f"drugprot curves shows an all-rollouts trainable share of {shares}: one group in {UNIFORM_EVERY} is "
+            "all-equal, so it must fall below 1"
+        )
+    return curves.format_table(run).splitlines(), problems
 
 
 def main(argv: list[str] | None = None) -> int:

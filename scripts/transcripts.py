@@ -9,7 +9,8 @@ A shown transcript sits between two markers in a Markdown file::
     ```
     <!-- /transcript -->
 
-``BLOCKS`` names each block: the command it shows and which part of its output, or a ``Session``: several commands
+``BLOCKS`` names each block: the command it shows and which part of its output (each run of lines a block leaves
+out is one ``[… N lines cut …]`` line, N counted: ``picked``), or a ``Session``: several commands
 typed in one shell (local servers started in the background on free ports, ``vf-eval`` against them, then
 ``vf-replay``/``vf-gepa`` and ``drugprot report``), each shown as ``$ ...`` with the part of its output it selects.
 ``--write`` runs every command once (in a temporary directory, the repository's ``environments/``, ``evidence/``
@@ -102,20 +103,47 @@ def whole(lines: list[str]) -> list[str]:
     return lines
 
 
-def section(start: str, *, to_blank: bool = True) -> Callable[[list[str]], list[str]]:
-    """The lines from the first one starting with ``start`` to the next blank line (or to the end)."""
+def cut(n: int) -> str:
+    """The line a transcript shows where it leaves out ``n`` lines of the output."""
+    return f"[… {n} line{'' if n == 1 else 's'} cut …]"
+
+
+def picked(
+    keep: Callable[[list[str]], list[int]], show: Callable[[str], str] = lambda line: line
+) -> Callable[[list[str]], list[str]]:
+    """A selector that shows the lines at the indices ``keep`` returns (ascending), each through ``show``, and
+    marks every run of lines it leaves out (before, between and after them) with one ``cut(n)`` line, so a reader
+    sees that there is more and how much."""
 
     def select(lines: list[str]) -> list[str]:
-        first = next(i for i, line in enumerate(lines) if line.startswith(start))
-        end = next((i for i in range(first, len(lines)) if not lines[i].strip()), len(lines)) if to_blank else None
-        return lines[first:end]
+        out: list[str] = []
+        last = -1
+        for i in keep(lines):
+            if i - last > 1:
+                out.append(cut(i - last - 1))
+            out.append(show(lines[i]))
+            last = i
+        if len(lines) - last > 1:
+            out.append(cut(len(lines) - last - 1))
+        return out
 
     return select
 
 
+def section(start: str, *, to_blank: bool = True) -> Callable[[list[str]], list[str]]:
+    """The lines from the first one starting with ``start`` to the next blank line (or to the end), the rest cut."""
+
+    def keep(lines: list[str]) -> list[int]:
+        first = next(i for i, line in enumerate(lines) if line.startswith(start))
+        end = next((i for i in range(first, len(lines)) if not lines[i].strip()), len(lines)) if to_blank else None
+        return list(range(len(lines)))[first:end]
+
+    return picked(keep)
+
+
 def validate_summary(lines: list[str]) -> list[str]:
     """The end of ``vf-validate``'s output, its summary JSON, regrouped onto fewer lines: the per-check counts one
-    line each, the outcome counts on one line, the scalar fields on one line."""
+    line each, the outcome counts on one line, the scalar fields on one line; the lines before it one cut line."""
     start = max(i for i, line in enumerate(lines) if line == "{")
     summary = json.loads("\n".join(lines[start:]))
 
@@ -124,7 +152,7 @@ def validate_summary(lines: list[str]) -> list[str]:
 
     checks = summary.pop("checks")
     rows = [f'    "{name}": {flat(counts)}' for name, counts in sorted(checks.items())]
-    out = ['  "checks": {', ",\n".join(rows), "  },"]
+    out = [*([cut(start)] if start else []), '  "checks": {', ",\n".join(rows), "  },"]
     if "outcomes" in summary:
         out.append(f'  "outcomes": {flat(summary.pop("outcomes"))},')
     out.append("  " + ", ".join(f'"{key}": {flat(value)}' for key, value in sorted(summary.items())))
@@ -135,21 +163,18 @@ _LOG_TIME = re.compile(r"^\d\d:\d\d:\d\d\s+")
 
 
 def log_lines(*needles: str) -> Callable[[list[str]], list[str]]:
-    """The log lines (verifiers' ``HH:MM:SS  INFO ...``) that contain one of ``needles``, without their time."""
+    """The log lines (verifiers' ``HH:MM:SS  INFO ...``) that contain one of ``needles``, without their time; the
+    rest cut."""
 
-    def select(lines: list[str]) -> list[str]:
-        return [_LOG_TIME.sub("", line) for line in lines if _LOG_TIME.match(line) and any(n in line for n in needles)]
+    def keep(lines: list[str]) -> list[int]:
+        return [i for i, line in enumerate(lines) if _LOG_TIME.match(line) and any(n in line for n in needles)]
 
-    return select
+    return picked(keep, lambda line: _LOG_TIME.sub("", line))
 
 
 def lines_with(*starts: str) -> Callable[[list[str]], list[str]]:
-    """The lines that start with one of ``starts``, in order."""
-
-    def select(lines: list[str]) -> list[str]:
-        return [line for line in lines if line.startswith(starts)]
-
-    return select
+    """The lines that start with one of ``starts``, in order; the rest cut."""
+    return picked(lambda lines: [i for i, line in enumerate(lines) if line.startswith(starts)])
 
 
 DEMO = Command("uv run drugprot demo --plot outputs/demo-confusion.png --plot-classes outputs/demo-classes.png")
@@ -173,13 +198,17 @@ _SERVE_LEXICAL = Step(
 )
 _STUDENT = "-m drugprot-lexical-baseline --client.base-url http://127.0.0.1:8000/v1 --client.api-key-var DRUGPROT_KEY"
 _NEXT = " \\\n    "  # a shown command continued on the next line
-_EVAL = f"DRUGPROT_KEY=local uv run vf-eval drugprot{_NEXT}{_STUDENT}{_NEXT}--no-push --no-rich -n 10"
+_EVAL = f"DRUGPROT_KEY=local uv run vf-eval drugprot{_NEXT}{_STUDENT}{_NEXT}--no-push -n 10"
+"""Without ``--no-rich``: ``vf-eval`` shows its dashboard, one frame whatever the run's size (``--no-rich`` prints
+every trace as JSON, 45,133 lines for ``-n 40 -r 4``), and ``outputs`` names the run directory."""
+_EVAL_SHOWN = lines_with("output ")
+"""What a transcript shows of the dashboard: the run directory (its timings and trace ids change run to run)."""
 _DATA = "--env.taskset.data-path $S --env.taskset.negatives all"
 REPLAY = Session(
     (
         Step(_SAMPLE),
         _SERVE_LEXICAL,
-        Step(f"{_EVAL} --run.name replay-base{_NEXT}{_DATA}", log_lines("INFO running", "INFO results:")),
+        Step(f"{_EVAL} --run.name replay-base{_NEXT}{_DATA}", _EVAL_SHOWN),
         Step(
             "uv run vf-replay outputs/replay-base --env.taskset.fp-cost 0.35 --no-rich -o outputs/replay-fp035",
             log_lines("INFO replay: re-scoring"),
@@ -202,9 +231,7 @@ PROBE = Session(
     (
         Step(_SAMPLE),
         _SERVE_SAMPLING,
-        Step(
-            f"{_EVAL.replace('-n 10', '-n 40 -r 8')} --run.name probe-sample{_NEXT}{_DATA}", log_lines("INFO results:")
-        ),
+        Step(f"{_EVAL.replace('-n 10', '-n 40 -r 8')} --run.name probe-sample{_NEXT}{_DATA}", _EVAL_SHOWN),
         Step("uv run drugprot report outputs/probe-sample", section("  calibration")),
     )
 )
@@ -228,7 +255,7 @@ HUB_USER = Session(
     (
         Step(_SAMPLE),
         _SERVE_LEXICAL,
-        Step(f"{_EVAL} --run.name hub-user{_NEXT}{_DATA}", log_lines("INFO results:")),
+        Step(f"{_EVAL} --run.name hub-user{_NEXT}{_DATA}", _EVAL_SHOWN),
         Step("uv run drugprot report outputs/hub-user --bootstrap 0", section("Official DrugProt metric")),
     )
 )
@@ -244,13 +271,16 @@ GEPA = Session(
         Step(
             f"DRUGPROT_KEY=local uv run vf-gepa drugprot{_NEXT}{_STUDENT}{_NEXT}--reflection-model teacher "
             f"--reflection-client.base-url http://127.0.0.1:8001/v1{_NEXT}--reflection-client.api-key-var DRUGPROT_KEY "
-            f"-n 6 --num-train 3 --num-val 3 --max-total-rollouts 24 -o outputs/gepa{_NEXT}{_DATA}",
+            f"-n 6 --num-train 3 --num-val 3 --max-total-rollouts 24 -o outputs/gepa{_NEXT}{_DATA} 2> gepa.log",
+        ),  # its log, two lines a rollout after its config, goes to a file: stdout is the best prompt
+        Step(
+            "grep -E 'INFO (Iteration|best system prompt)' gepa.log",
             log_lines("INFO Iteration", "INFO best system prompt:"),
         ),
         Step(
             f"{_EVAL} -o outputs/tuned{_NEXT}{_DATA}{_NEXT}"
             "--env.taskset.system-prompt outputs/gepa/*/best_system_prompt.txt",
-            log_lines("INFO results:"),
+            _EVAL_SHOWN,
         ),
         Step("uv run drugprot report outputs/tuned --bootstrap 0", lines_with("  versions:")),
     )
@@ -287,10 +317,14 @@ _VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+PROGRESS_CUT = "[… progress lines cut …]"
+"""Where the demo's intermediate progress lines were (uncounted: their number depends on when the display polled)."""
+
+
 def normalise(text: str, root: Path = ROOT) -> list[str]:
     """The output's lines with the volatile parts replaced (``_VOLATILE``), the repository's path dropped (paths
     read as from the repository root) and the demo's intermediate progress lines, whose number depends on when the
-    display polled, folded into one ``...`` line."""
+    display polled, folded into one ``PROGRESS_CUT`` line."""
     text = text.replace(f"{root}/", "")
     for pattern, replacement in _VOLATILE:
         text = pattern.sub(replacement, text)
@@ -299,8 +333,8 @@ def normalise(text: str, root: Path = ROOT) -> list[str]:
         line = line.rstrip()
         progress = line.startswith("[   ... s] ") and not re.search(r"\] (starting vf-eval|finished):", line)
         if progress:
-            if not out or out[-1] != "...":
-                out.append("...")
+            if not out or out[-1] != PROGRESS_CUT:
+                out.append(PROGRESS_CUT)
             continue
         out.append(line)
     return out

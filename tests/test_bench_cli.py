@@ -290,3 +290,33 @@ def test_counts_of_the_sandbox_and_the_eval_size_are_checked_first(
         "eval_size.py: error: --tasks: expected eval sizes >= 1, or 0 for the whole split; got [100, -5]"
     )
     assert not (data.parent / "rl").exists()
+
+
+def test_the_runners_never_write_their_json_over_the_code_they_run(
+    data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench.failfast and bench.pipeline run (and read) an eval CLI named by --cli, bench.ab a package tree named by
+    --old: inputs, never an output."""
+    cli = data.parent / "vf-eval"
+    cli.write_bytes(b"#!/bin/sh\n")
+    for prog, main, argv in (
+        ("python -m bench.failfast", failfast.main, ["--cli", f"mine={cli}"]),
+        ("python -m bench.pipeline", pipeline.main, ["--data-path", str(data), "--quick", "--cli", str(cli)]),
+    ):
+        assert refusal(main, [*argv, "--json", str(cli), "--overwrite"], capsys) == (
+            f"{prog}: error: --json {cli}: this is an input of the command ({cli}); writing it would destroy it. "
+            "Choose another path"
+        )
+    assert cli.read_bytes() == b"#!/bin/sh\n"
+    nested = data.parent / "old" / "core" / "scoring.py"  # bench.ab copies and reads the whole --old tree
+    nested.parent.mkdir(parents=True)
+    nested.write_bytes(b"# old\n")
+    argv = ["--old", str(data.parent / "old"), "--data-path", str(data), "--json", str(nested), "--overwrite"]
+    assert refusal(ab.main, argv, capsys) == (
+        f"python -m bench.ab: error: --json {nested}: this is an input of the command ({nested}); writing it would "
+        "destroy it. Choose another path"
+    )
+    assert nested.read_bytes() == b"# old\n"
+    assert refusal(failfast.main, ["--cli", str(cli)], capsys) == (
+        f"python -m bench.failfast: error: --cli takes NAME=PATH, got '{cli}'"
+    )

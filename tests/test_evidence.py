@@ -227,7 +227,7 @@ def _lines(path: Path) -> list[dict]:
 
 def test_the_sandbox_logs_the_official_cells_correct_and_is_trainable(smoke: Path) -> None:
     tmp_path = smoke
-    agent, held = "train/agg/effective/agent", "eval/heldout/effective/agent"
+    agent, held = "train/agg/all/agent", "eval/heldout/effective/agent"
     for recipe in rl_sim.RECIPES:
         lines = _lines(tmp_path / "cues" / f"{recipe.name}-split0")
         for line in lines[:-1]:  # every training step
@@ -241,7 +241,7 @@ def test_the_sandbox_logs_the_official_cells_correct_and_is_trainable(smoke: Pat
 
 def test_the_adaptive_cost_follows_the_running_f1_of_the_training_rollouts(smoke: Path) -> None:
     tmp_path = smoke
-    agent = "train/agg/effective/agent"
+    agent = "train/agg/all/agent"
     lines = _lines(tmp_path / "cues" / "pair-utility-adaptive-split0")[:-1]
     fixed = _lines(tmp_path / "cues" / "pair-utility-calibrated-split0")[:-1]
     assert {line[f"{agent}/metrics/fp_cost/mean"] for line in fixed} == {lines[0][f"{agent}/metrics/fp_cost/mean"]}
@@ -267,8 +267,55 @@ def test_a_group_that_answers_alike_gets_no_gradient(recipe: rl_sim.Recipe) -> N
     always[4, 0] = 100.0  # the bias column: INHIBITOR everywhere
     grad, logged = step(always, data, recipe, costs, work, settings, np.random.default_rng(0))
     assert not grad.any() and logged["is_trainable"] == 0.0
+    assert logged["effective"] == {}  # prime-rl's filter ships nothing: an empty batch
     grad, logged = step(np.zeros_like(always), data, recipe, costs, work, settings, np.random.default_rng(0))
     assert grad.any() and logged["is_trainable"] > 0
+    assert logged["effective"]["is_trainable"] == 1.0
+
+
+def test_the_two_scopes_are_prime_rl_s_all_rollouts_and_the_shipped_groups() -> None:
+    from evidence.sim_data import scoped_means
+
+    rewards = np.array([[1.0, 1.0], [0.0, 1.0], [0.5, 0.0]])  # the first group all-equal: prime-rl drops it
+    trainable = np.array([False, True, True])
+    means = scoped_means({"reward": rewards}, trainable)
+    assert means == {
+        "reward": 3.5 / 6,
+        "is_trainable": 2 / 3,
+        "effective": {"reward": 1.5 / 4, "is_trainable": 1.0},
+    }
+    gated = scoped_means({"reward": rewards}, trainable, kept=np.array([False, True, False]))
+    assert gated["effective"] == {"reward": 0.5, "is_trainable": 1.0}
+    assert scoped_means({"reward": rewards[:1]}, trainable[:1])["effective"] == {}
+
+
+def test_a_collapsed_sandbox_run_shows_in_the_curves_as_documented(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a policy that answers INHIBITOR everywhere: every group all-equal, every batch empty; the all-rollouts trainable
+    # share is 0, the trained-on scope is never logged, and the orchestrator log holds prime-rl's warnings
+    from drugprot.tools.cli import main as cli_main
+
+    data = rl_sim.prepare(load(FIXTURE))
+    recipe = rl_sim.BY_NAME["pair-utility-all"]
+    always = np.zeros((14, data.x.shape[1]))
+    always[4, 0] = 100.0
+    settings = rl_sim.Settings(steps=3, eval_every=3, pair_prompts=4)
+    rl_sim.train(data, always, recipe, 0, settings, tmp_path / "run", Costs(fp=0.5, fn=1.0))
+    assert (tmp_path / "run" / "orchestrator.log").read_text().splitlines() == [
+        f"WARNING Step {s}: empty train batch after 32 finalized episodes (consecutive empty batches: {s + 1}/10)"
+        for s in range(3)
+    ]
+    run = read_metrics(tmp_path / "run")
+    assert run.curves[("train/agg", "agent", "trainable share")] == [(0, 0.0), (1, 0.0), (2, 0.0)]
+    assert run.subsets["train/agg"] == ("all",) and not any(key[0] == "train/agg" for key in run.effective)
+    assert cli_main(["curves", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        "  empty train batches: 3 of 3 (100.0%; longest run 3/10); expected from the all-rollouts trainable share: "
+        "100.0%",
+        "  'Only n/m effective traces are trainable' warnings: 0",
+    ]
 
 
 def test_sim_report_reads_a_sandbox_out_folder(smoke: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -111,7 +111,7 @@ def test_the_waste_is_the_zero_advantage_share_per_phase_of_the_run(tmp_path: Pa
 
     run = tmp_path / "pair-utility-all-split0"
     run.mkdir()
-    agent = "train/agg/effective/agent"
+    agent = "train/agg/all/agent"
     lines = [{"step": s, f"{agent}/is_trainable/mean": 0.5 if s < 2 else 0.25,
               f"{agent}/zero_advantage/negative/mean": 0.9} for s in range(20)]  # fmt: skip
     (run / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")

@@ -4,6 +4,7 @@ tables are rendered from the code, and the metrics table names exactly the keys 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,76 @@ def test_the_recorded_keys_are_what_a_scored_v1_rollout_records() -> None:
     assert sorted(trace.rewards) == sorted(REWARD_NAMES)
     assert sorted(trace.metrics) == sorted(["answered", *METRIC_NAMES])
     assert (*REWARD_NAMES, "answered", *METRIC_NAMES) == tables.RECORDED_KEYS
+
+
+# ------------------------------------------------------------------------------------- a README it cannot read
+
+
+def _page(tmp_path: Path, text: str | bytes) -> Path:
+    page = tmp_path / "README.md"
+    (page.write_bytes if isinstance(text, bytes) else page.write_text)(text)
+    return page
+
+
+def _current() -> str:
+    return tables.README.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["--check", "--write"])
+def test_a_missing_end_marker_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    text = _current().replace("<!-- knobs:end -->\n", "", 1)
+    page = _page(tmp_path, text)
+    line = text.split("\n").index("<!-- knobs:start -->") + 1
+    assert tables.main([mode], readme=page) == 2
+    assert capsys.readouterr().err == (
+        f"hub_tables: {page}: '<!-- knobs:end -->' is missing after '<!-- knobs:start -->' (line {line}); restore it\n"
+    )
+    assert page.read_text(encoding="utf-8") == text  # --write left it as it was
+
+
+def test_a_missing_start_marker_or_block_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _current().replace("<!-- options:start -->\n", "", 1)
+    line = text.split("\n").index("<!-- options:end -->") + 1
+    assert tables.main(["--check"], readme=_page(tmp_path, text)) == 2
+    assert f"'<!-- options:start -->' is missing before '<!-- options:end -->' (line {line}); restore it\n" in (
+        capsys.readouterr().err
+    )
+    bare = _current().replace("<!-- metrics:start -->\n", "").replace("<!-- metrics:end -->", "")
+    assert tables.main(["--check"], readme=_page(tmp_path, bare)) == 2
+    assert capsys.readouterr().err.endswith(
+        ": no '<!-- metrics:start -->' ... '<!-- metrics:end -->' block; add the two markers\n"
+    )
+
+
+def test_a_non_utf8_byte_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _current().encode("utf-8")
+    page = _page(tmp_path, data[:100] + b"\xff" + data[100:])
+    assert tables.main(["--check"], readme=page) == 2
+    assert capsys.readouterr().err == f"hub_tables: {page}: not UTF-8 (byte 0xff at offset 100); save it as UTF-8\n"
+    assert tables.main(["--check"], readme=tmp_path / "absent.md") == 2
+    assert (
+        capsys.readouterr().err
+        == f"hub_tables: {tmp_path / 'absent.md'}: no such file; run from a checkout of the repository\n"
+    )  # noqa: E501
+
+
+def test_a_second_tampered_copy_of_a_block_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first copy is current; a second, edited copy further down would never be checked, so it is refused."""
+    text = _current()
+    block = text[
+        text.index("<!-- options:start -->") : text.index("<!-- options:end -->") + len("<!-- options:end -->")
+    ]
+    tampered = text + "\n" + block.replace("INHIBITOR", "ENHANCER") + "\n"
+    lines = [n for n, line in enumerate(tampered.split("\n"), start=1) if line.startswith("<!-- options:")]
+    assert tables.main(["--check"], readme=_page(tmp_path, tampered)) == 2
+    assert capsys.readouterr().err.endswith(
+        f": the options block is there more than once (markers on lines {', '.join(map(str, lines))}); keep one copy\n"
+    )
+
+
+def test_a_stale_table_is_exit_1_and_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = _page(tmp_path, _current().replace("| A | `INDIRECT-DOWNREGULATOR` |", "| A | `X` |"))
+    assert tables.main(["--check"], readme=page) == 1
+    assert capsys.readouterr().err.startswith(f"hub_tables: {page} is stale; regenerate with: ")

@@ -94,7 +94,7 @@ def test_the_docs_alias_table_matches_the_endpoint_registry() -> None:
 def test_readme_names_install_paths_configs_and_citation() -> None:
     text = readme()
     for needle in (
-        "prime env install <your Prime user or team>/drugprot",
+        "prime env install primeintellect/drugprot",
         "uv pip install -e environments/drugprot",
         "OpenMed/drugprot-parquet",
         "CC BY 4.0",
@@ -192,6 +192,7 @@ def test_sdist_and_wheel_contents(dist: Path) -> None:
     requires = metadata.get_all("Requires-Dist") or []
     assert "verifiers<0.5,>=0.3.1.dev59" in requires
     assert metadata["Name"] == "drugprot" and metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_all("Project-URL") == [f"{k}, {v}" for k, v in PYPROJECT["project"]["urls"].items()]
     assert "drugprot = drugprot.tools.cli:main" in entry_points
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}

@@ -468,3 +468,54 @@ def test_a_placeholder_passes_a_decorated_function_through_and_raises_when_calle
         placeholder(1, 2)
     with pytest.raises(RuntimeError, match=r"vllm\.x\.y is a placeholder"):
         loop.Placeholder("vllm").x.y()
+
+
+def test_the_loop_reads_its_own_metrics_with_drugprot_curves(tmp_path: Path) -> None:
+    """The loop check's metrics (both scopes, one group in three all-equal) read by ``drugprot curves``: the
+    all-rollouts trainable share below 1 and accuracy 0.5 beside the trained-on 0.25, no problem; a file with the
+    effective scope only (what drugprot read before) is a problem, and no file at all a note."""
+    from tests.evaluation.test_curves import ORCHESTRATOR_LOG, loop_check_run
+
+    run = loop_check_run(tmp_path / "work" / "run", log=None)
+    (tmp_path / "work" / "orchestrator.log").write_text(ORCHESTRATOR_LOG, encoding="utf-8")
+    table, problems = loop.curves_check(tmp_path / "work")
+    assert problems == []
+    assert "  train raw accuracy                0.500 (1)         0.500 (0)       2         0.250 (1)" in table
+    assert "  train trainable share             0.667 (1)                 -       2         1.000 (1)" in table
+    assert table[-2].startswith("  empty train batches: 2 of 4 (50.0%; longest run 2/10)")
+    metrics = run / "metrics.jsonl"
+    effective_only = metrics.read_text(encoding="utf-8").splitlines()
+    metrics.write_text(
+        "\n".join(
+            json.dumps({k: v for k, v in json.loads(line).items() if "/all/" not in k}) for line in effective_only
+        ),
+        encoding="utf-8",
+    )
+    assert loop.curves_check(tmp_path / "work")[1] == [
+        "drugprot curves read the train scopes ('effective',), not all and effective",
+        "drugprot curves shows an all-rollouts trainable share of [1.0, 1.0]: one group in 3 is all-equal, so it "
+        "must fall below 1",
+    ]
+    metrics.unlink()
+    assert loop.curves_check(tmp_path / "work") == (
+        ["NOTE: no metrics.jsonl under work/ (the file monitor is off): curves not checked"],
+        [],
+    )
+
+
+def test_the_check_refuses_a_work_folder_it_did_not_make_before_doing_anything(tmp_path: Path) -> None:
+    """It replaces WORK/prime-rl, WORK/dry-run and WORK/loop: a folder of the user's (not empty, no marker) is
+    refused with exit 2 and left as it was."""
+    work = tmp_path / "mine"
+    (work / "prime-rl").mkdir(parents=True)
+    (work / "prime-rl" / "notes.txt").write_text("mine\n", encoding="utf-8")
+    script = ROOT / "scripts" / "prime_rl_check.sh"
+    proc = subprocess.run(["bash", str(script), str(work)], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        f"error: WORK_DIR {work} is not empty and was not made by this script (no .prime-rl-check in it), and the "
+        "check replaces its prime-rl, dry-run and loop folders: name a new or empty folder (a folder an earlier run "
+        f"made: create {work / '.prime-rl-check'})\n",
+    )
+    assert sorted(str(p.relative_to(work)) for p in work.rglob("*")) == ["prime-rl", "prime-rl/notes.txt"]

@@ -4,13 +4,14 @@ arithmetic behind it (shipped share before and after issue 41's fix, tokens, sec
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from evidence import step_time
 
-AGENT = "train/agg/effective/agent"
+AGENT = "train/agg/all/agent"  # the sandbox logs its zero-advantage diagnostics over all rollouts
 
 
 def steps(zero: float, at: dict[str, float], n: int) -> list[dict[str, float]]:
@@ -86,6 +87,161 @@ def test_measure_reads_the_sandbox_runs_and_refuses_runs_without_rewards(tmp_pat
     (bare / "metrics.jsonl").write_text(json.dumps({"step": 0}) + "\n" + json.dumps(steps(0.5, {}, 1)[0]) + "\n")
     with pytest.raises(ValueError, match="rerun evidence.rl_sim"):
         step_time.measure(tmp_path / "bare", 1000.0, "cmd")
+
+
+PROG = "python -m evidence.step_time: error: "
+
+
+def sandbox(root: Path, lines: list[str]) -> Path:
+    """An ``evidence.rl_sim --out`` folder holding one pair-utility-all run whose metrics.jsonl has ``lines``."""
+    run = root / "cues" / "pair-utility-all-split0"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return root
+
+
+def good_lines(n: int = 10) -> list[str]:
+    return [json.dumps(x) for x in steps(0.5, {"0.1": 0.25, "1.1": 0.25}, n)]
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one stderr line of a run of ``argv`` that exits 2."""
+    with pytest.raises(SystemExit) as exited:
+        step_time.main(argv)
+    assert exited.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    return line.removeprefix(PROG)
+
+
+def test_measure_never_writes_over_an_input_even_with_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sim = sandbox(tmp_path / "sim", good_lines())
+    metrics = sim / "cues" / "pair-utility-all-split0" / "metrics.jsonl"
+    data = tmp_path / "data.jsonl"
+    data.write_text("{}\n", encoding="utf-8")
+    before = metrics.read_bytes()
+    for output, source in ((data, ["--data-path", str(data)]), (metrics, ["--prompt-tokens", "1000"])):
+        argv = ["measure", "--sim", str(sim), *source, "--json", str(output), "--overwrite"]
+        assert refused(argv, capsys) == (
+            f"--json {output}: this is an input of the command ({output}); writing it would destroy it. Choose "
+            "another path"
+        )
+    assert data.read_text(encoding="utf-8") == "{}\n" and metrics.read_bytes() == before
+    out = tmp_path / "summary.json"
+    assert step_time.main(["measure", "--sim", str(sim), "--prompt-tokens", "1000", "--json", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["runs"] == 1
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"), [("nan", "nan"), ("Infinity", "inf"), ("-inf", "-inf"), ("-5000", "-5000.0"), ("0", "0.0")]
+)
+def test_measure_refuses_prompt_tokens_that_are_not_a_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: str, shown: str
+) -> None:
+    sim = sandbox(tmp_path / "sim", good_lines())
+    out = tmp_path / "summary.json"
+    argv = ["measure", "--sim", str(sim), f"--prompt-tokens={given}", "--json", str(out)]
+    assert refused(argv, capsys) == (
+        f"--prompt-tokens: {shown} is not a finite number of tokens above 0; pass the mean prompt tokens per rollout"
+    )
+    assert not out.exists()
+
+
+AT = f"{AGENT}/zero_advantage/at/0.1/mean"
+TRAINABLE = f"{AGENT}/is_trainable/mean"
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (good_lines(1), "{path}: 1 training step, fewer than the 3 that put one in each phase (first 10 %, middle "
+         "80 %, last 10 %); rerun evidence.rl_sim with more --steps"),
+        (good_lines(2), "{path}: 2 training steps, fewer than the 3 that put one in each phase (first 10 %, middle "
+         "80 %, last 10 %); rerun evidence.rl_sim with more --steps"),
+        ([*good_lines(3), json.dumps({TRAINABLE: "0.5"})],
+         f"{{path}} line 4: {TRAINABLE} is '0.5', expected a share from 0 to 1"),
+        ([*good_lines(3), f'{{"{TRAINABLE}": NaN}}'],
+         f"{{path}} line 4: {TRAINABLE} is nan, expected a share from 0 to 1"),
+        ([f'{{"{AT}": -Infinity}}', *good_lines(3)], f"{{path}} line 1: {AT} is -inf, expected a share from 0 to 1"),
+        ([*good_lines(3), json.dumps({TRAINABLE: True})],
+         f"{{path}} line 4: {TRAINABLE} is True, expected a share from 0 to 1"),
+        ([*good_lines(3), "[1, 2]"], "{path} line 4: not a JSON object"),
+        ([*good_lines(3), '{"step": '], "{path} line 4: not JSON (JSONDecodeError)"),
+        (["[" * 200_000], "{path} line 1: not JSON (RecursionError)"),
+    ],
+)  # fmt: skip
+def test_measure_refuses_a_sandbox_it_cannot_read_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[str], message: str
+) -> None:
+    sim = sandbox(tmp_path / "sim", lines)
+    out = tmp_path / "summary.json"
+    argv = ["measure", "--sim", str(sim), "--prompt-tokens", "1000", "--json", str(out)]
+    path = sim / "cues" / "pair-utility-all-split0" / "metrics.jsonl"
+    assert refused(argv, capsys) == message.format(path=path)
+    assert not out.exists()
+
+
+def test_measure_without_mistral_common_says_so_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked before the sandbox is read: a missing --sim is not reached."""
+    monkeypatch.setitem(sys.modules, "mistral_common", None)  # what an environment without it imports
+    data = tmp_path / "data.jsonl"
+    data.write_text("{}\n", encoding="utf-8")
+    out = tmp_path / "summary.json"
+    argv = ["measure", "--sim", str(tmp_path / "missing"), "--data-path", str(data), "--json", str(out)]
+    assert refused(argv, capsys) == (
+        "--data-path counts prompt tokens with mistral-common's Tekken and tiktoken, and mistral-common is not "
+        "installed: run it with `uv run --with mistral-common`, or pass --prompt-tokens N"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["--write", "--check"])
+def test_render_refuses_a_page_without_exactly_one_well_formed_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    begin, end = step_time.BEGIN, step_time.END
+    pages: dict[str, bytes | None] = {
+        "missing.md": None,
+        "latin1.md": f"caf\xe9\n{begin}\nold\n{end}\n".encode("latin-1"),
+        "none.md": b"no block here\n",
+        "two.md": f"{begin}\na\n{end}\n{begin}\nb\n{end}\n".encode(),
+        "reversed.md": f"{end}\nold\n{begin}\n".encode(),
+        "unclosed.md": f"{begin}\nold\n".encode(),
+    }
+    expected = {
+        "missing.md": "no such file; name the page that holds the block (docs/training/step-time.md)",
+        "latin1.md": "not UTF-8 text (byte 3); name the page that holds the block",
+        "none.md": f"expected one {begin} line and, after it, one {end} line; found 0 {begin} and 0 {end}",
+        "two.md": f"expected one {begin} line and, after it, one {end} line; found 2 {begin} and 2 {end}",
+        "reversed.md": f"expected one {begin} line and, after it, one {end} line; found {end} before {begin}",
+        "unclosed.md": f"expected one {begin} line and, after it, one {end} line; found 1 {begin} and 0 {end}",
+    }
+    for name, content in pages.items():
+        page = tmp_path / name
+        if content is not None:
+            page.write_bytes(content)
+        assert refused(["render", flag, str(page)], capsys) == f"{flag} {page}: {expected[name]}"
+        assert (page.read_bytes() if content is not None else None) == content  # left as it was
+    assert refused(["render", flag, str(tmp_path)], capsys) == (
+        f"{flag} {tmp_path}: is a folder; name a file"
+        if flag == "--write"
+        else f"{flag} {tmp_path}: cannot be read (Is a directory)"
+    )
+
+
+def test_render_write_never_writes_over_the_files_the_block_is_rendered_from(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for source in (step_time.SUMMARY, step_time.CONFIG, step_time.TRAINER):
+        before = source.read_bytes()
+        assert refused(["render", "--write", str(source)], capsys) == (
+            f"--write {source}: this is an input of the command ({source}); writing it would destroy it. Choose "
+            "another path"
+        )
+        assert source.read_bytes() == before
 
 
 def test_the_trainer_busy_hours_range_over_the_one_pass_and_multi_pass_mappings() -> None:

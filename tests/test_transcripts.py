@@ -39,7 +39,7 @@ def test_volatile_parts_are_normalised_and_progress_lines_folded() -> None:
     assert transcripts.normalise(output, Path("/repo")) == [
         "drugprot demo: serving ...",
         "[   ... s] starting vf-eval: rollouts 0/22 done (0%)",
-        "...",
+        "[… progress lines cut …]",
         "[   ... s] finished: rollouts 22/22 done (100%)",
         "drugprot report: drugprot--drugprot-lexical-baseline--drugprot--<hash> (verifiers v1 traces.jsonl)",
         "  versions: env <version> | prompt 1 | scorer 2 | data file",
@@ -48,10 +48,32 @@ def test_volatile_parts_are_normalised_and_progress_lines_folded() -> None:
     ]
 
 
-def test_a_section_runs_from_its_first_line_to_the_next_blank_one() -> None:
+def test_a_section_runs_from_its_first_line_to_the_next_blank_one_and_marks_the_cuts() -> None:
     lines = ["head", "", "Accuracy (...)", "  mean 0.5", "", "Official", "  x"]
-    assert transcripts.section("Accuracy")(lines) == ["Accuracy (...)", "  mean 0.5"]
-    assert transcripts.section("Official", to_blank=False)(lines) == ["Official", "  x"]
+    assert transcripts.section("Accuracy")(lines) == [
+        "[… 2 lines cut …]",
+        "Accuracy (...)",
+        "  mean 0.5",
+        "[… 3 lines cut …]",
+    ]
+    assert transcripts.section("Official", to_blank=False)(lines) == ["[… 5 lines cut …]", "Official", "  x"]
+    assert transcripts.section("head")(lines) == ["head", "[… 6 lines cut …]"]
+
+
+def test_every_run_of_lines_left_out_is_one_counted_cut_line() -> None:
+    lines = [f"line {i}" for i in range(10)]
+    keep = transcripts.picked(lambda _: [1, 2, 4, 9], str.upper)
+    assert keep(lines) == [
+        "[… 1 line cut …]",
+        "LINE 1",
+        "LINE 2",
+        "[… 1 line cut …]",
+        "LINE 4",
+        "[… 4 lines cut …]",
+        "LINE 9",
+    ]
+    assert transcripts.picked(lambda _: [])(lines) == ["[… 10 lines cut …]"]
+    assert transcripts.picked(lambda ls: list(range(len(ls))))(lines) == lines  # nothing left out, nothing marked
 
 
 def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
@@ -59,6 +81,7 @@ def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
     summary = {"checks": {"noop": counts, "gold": counts}, "mode": "all", "outcomes": counts, "total": 27}
     lines = ["INFO wrote config", *json.dumps(summary, indent=2).splitlines()]
     assert transcripts.validate_summary(lines) == [
+        "[… 1 line cut …]",
         '  "checks": {',
         '    "gold": {"error": 0, "invalid": 0, "valid": 27},',
         '    "noop": {"error": 0, "invalid": 0, "valid": 27}',
@@ -70,8 +93,11 @@ def test_the_validate_summary_is_regrouped_onto_fewer_lines() -> None:
 
 def test_log_lines_keep_the_named_lines_without_their_time() -> None:
     lines = ["05:27:51    INFO running 10x1 rollouts", "05:27:51    INFO rollout start: id=1", "  INFO results: x"]
-    assert transcripts.log_lines("INFO running", "INFO results:")(lines) == ["INFO running 10x1 rollouts"]
-    assert transcripts.lines_with("  INFO")(lines) == ["  INFO results: x"]
+    assert transcripts.log_lines("INFO running", "INFO results:")(lines) == [
+        "INFO running 10x1 rollouts",
+        "[… 2 lines cut …]",
+    ]
+    assert transcripts.lines_with("  INFO")(lines) == ["[… 2 lines cut …]", "  INFO results: x"]
 
 
 def test_a_session_runs_its_steps_in_one_directory_with_its_servers_and_variables() -> None:
@@ -94,6 +120,7 @@ def test_a_session_runs_its_steps_in_one_directory_with_its_servers_and_variable
         '{"object": "li',
         "$ echo $WORD; echo skipped",
         "hello",
+        "[… 1 line cut …]",
     ]
 
 
@@ -133,3 +160,20 @@ def test_the_shown_transcripts_are_what_the_commands_print_now() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_no_vf_eval_command_the_docs_show_prints_every_trace() -> None:
+    """``vf-eval --no-rich`` prints every trace as JSON after its log (45,133 lines for ``-n 40 -r 4``): the docs
+    show ``vf-eval`` with its one-screen dashboard, in their shell blocks and in their transcripts."""
+    from tests.test_docs import SHOWN
+
+    shown = [s.command for s in SHOWN if "vf-eval" in s.command]
+    shown += [
+        step.shown
+        for block in transcripts.BLOCKS
+        if isinstance(block.command, transcripts.Session)
+        for step in block.command.steps
+        if "vf-eval" in step.shown
+    ]
+    assert len(shown) > 20
+    assert [command for command in shown if "--no-rich" in command] == []

@@ -10,6 +10,7 @@ exact rationals, holds whatever the order torch sums in: the reward is a float32
 
 from __future__ import annotations
 
+import math
 import struct
 
 import pytest
@@ -115,3 +116,52 @@ def test_exact_group_means_agrees_with_enumeration() -> None:
     values = [k / 4096 for k in range(-70000, 70000, 331)] + [0.1, 1e-30, 3.0 * 2**100, 65793.0, 65795.0, 2.0**-140]
     for value in values:
         assert exact_group_means(value) == exact_by_enumeration(value), value
+
+
+def test_multiples_of_1_q_are_exact_up_to_2_16_over_q() -> None:
+    """The bound the config-time check uses (``drugprot.core.exactness.EXACT_NUMERATOR``): every ``m / Q`` with
+    ``|m| <= 2^16`` has exact group means for every group of up to 256 (its odd part times 255 is below 2^24), for
+    every grid ``Q`` the knobs can give (1/64 weights times 1/64 costs: up to 4096); just past the bound, one fails.
+    At ``Q`` 4096 that is ``|reward| <= 16`` (weights off the eighths), at 64 ``|reward| <= 1024``."""
+    from drugprot.core.exactness import EXACT_NUMERATOR
+
+    assert EXACT_NUMERATOR == 2**16
+    for q in (1, 8, 64, 512, 4096):
+        assert all(exact_group_means(m / q) for m in range(-EXACT_NUMERATOR, EXACT_NUMERATOR + 1)), q
+        assert not exact_group_means(65795 / q), q  # odd, and 65795 x 255 > 2^24
+    sample = range(-EXACT_NUMERATOR, EXACT_NUMERATOR + 1, 997)
+    assert all(exact_by_enumeration(m / 4096) for m in sample)
+
+
+@pytest.mark.parametrize("reward", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_reward_has_no_exact_group_mean(reward: float) -> None:
+    """The documented answer for any value, not an exception: prime-rl's ``r - mean`` of such a group is NaN (inf -
+    inf, or NaN itself), never 0.0, so the group is never dropped."""
+    assert exact_group_means(reward) is False
+    assert math.isnan(sequential_float32_advantage(reward, 8))
+
+
+def test_pair_rewards_at_costs_up_to_4_stay_within_16_only_with_weights_up_to_1() -> None:
+    """docs/reward.md's claim, every pair-mode reply on golds of up to 3 types: with weights from 0 to 1 (on and off
+    the eighths) and both costs 4, |reward| <= 16; a weight above 1 passes it."""
+    import itertools
+
+    from drugprot.core.rewards import Costs, Reward, Weights
+
+    for accuracy, utility, fmt in itertools.product((0.0, 45 / 64, 1.0), repeat=3):
+        reward = Reward("utility", Costs(4.0, 4.0), Weights(accuracy=accuracy, utility=utility, format=fmt))
+        assert max(abs(r) for r in pair_rewards(reward)) <= 16, (accuracy, utility, fmt)
+    heavy = Reward("utility", Costs(4.0, 4.0), Weights(accuracy=0.0, utility=147 / 64, format=0.125))
+    assert max(abs(r) for r in pair_rewards(heavy)) == 36.625  # a wrong type on 3 golds: 147/64 x -(4 + 3 x 4) + 1/8
+
+
+def test_the_docs_float32_advantage_of_a_0_1_group_is_prime_rl_s() -> None:
+    """docs/evidence.md gives a group of 8 rewards of 0.1 advantages of −7.45e-9 (float32, as prime-rl computes
+    them), not the float64 ±1e-17."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "evidence.md").read_text(encoding="utf-8")
+    advantage = sequential_float32_advantage(0.1, 8)
+    assert f"{advantage:.3g}" == "-7.45e-09" and "advantages are −7.45e-9" in page
+    assert f"{float32(0.1) - advantage:.11f}" == "0.10000000894" and "average to 0.10000000894" in page
+    assert "±1e-17" not in page

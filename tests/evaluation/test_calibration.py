@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,8 @@ from drugprot.modes.extraction.render import format_extraction_report
 from drugprot.modes.extraction.summary import summarize_extraction
 from drugprot.modes.pair.render import format_comparison, format_report
 from drugprot.modes.pair.summary import summarize
+from drugprot.tools.cli import main as cli_main
+from tests.evaluation.traces import episode, header_reward, trace, versions_record, write_run
 from tests.fixtures import FIXTURE_JSONL
 
 FIXTURE = {"split": "train", "data_path": str(FIXTURE_JSONL)}
@@ -134,3 +137,54 @@ def test_an_extraction_run_and_a_comparison_print_the_calibration() -> None:
         "  [1] F 0.000, threshold 0.000: no fp_cost defined (F = 0)",
         f"  [2] F 0.533, threshold 0.267: fp_cost {fp_cost_for_f1(8 / 15):.3f} at fn_cost 1",
     ]
+
+
+def test_costs_recorded_before_the_reward_grid_are_read_as_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run of scorer version 3 (before the 1/64 reward grid) recorded and ran fp_cost 0.35 and fn_cost 1.3: the
+    header, the calibration line and --json show 0.35, 1.3 and the threshold 0.35 / 2.65 = 0.132, never today's grid
+    points (0.34375, 1.296875: threshold 0.130). Official TP 2, FP 2, FN 2: F = 1/2, fp_cost = 0.5 * 2.3 / 1.5."""
+    reward = {
+        "kind": "utility",
+        "fp_cost": 0.35,
+        "fn_cost": 1.3,
+        "weights": {"accuracy": 0.0, "utility": 1.0, "format": 0.1},
+        "threshold": 0.35 / 2.65,
+    }
+    versions = versions_record(scorer="3", reward=reward)
+    tasks = [
+        ("T1", "T2", ["INHIBITOR", "SUBSTRATE"], "INHIBITOR"),
+        ("T3", "T2", ["SUBSTRATE"], "SUBSTRATE"),
+        ("T4", "T5", ["AGONIST"], "ANTAGONIST"),
+        ("T6", "T5", ["NO-RELATION"], "INHIBITOR"),
+        ("T7", "T5", ["NO-RELATION"], "NO-RELATION"),
+    ]
+    lines = [episode(trace(a1, a2, gold, label, with_nr=True, versions=versions)) for a1, a2, gold, label in tasks]
+    run_dir = write_run(tmp_path / "v3", lines, negatives="all")
+    assert cli_main(["report", "--bootstrap", "0", str(run_dir)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert header_reward("\n".join(text)) == (
+        "  reward: utility (TP 1, FP -0.35, FN -1.3; states a relation when p > 0.132), weights accuracy 0, utility 1, "
+        "format 0.1"
+    )
+    i = text.index(
+        "  calibration: micro-F1 F = 0.500; F* (the F1 at the best vote-share threshold) needs >= 4 rollouts per task, "
+        "and F understates it; micro-F1 gains from stating a relation that is right with p > F/2 = 0.250"
+    )
+    assert text[i + 1] == (
+        "    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 0.767 with fn_cost 1.3 "
+        "(no recipe value from this run: 5 tasks (needs >= 200); 1 rollout per task (needs the recipe's group size, "
+        "8); no F interval (--bootstrap 0, or fewer than 2 abstracts); probe as docs/training/before-you-train.md "
+        "shows); this run's fp_cost 0.35 puts it at 0.132"
+    )
+    assert cli_main(["report", "--bootstrap", "0", "--json", str(run_dir)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    got = payload["calibration"]
+    assert (got["fn_cost"], got["run_fp_cost"], got["run_threshold"], got["fp_cost"]) == (
+        1.3,
+        0.35,
+        threshold(0.35, 1.3),
+        fp_cost_for_f1(0.5, 1.3),
+    )
+    assert payload["run"]["versions"]["reward"] == header_reward("\n".join(text)).removeprefix("  reward: ")

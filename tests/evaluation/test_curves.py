@@ -227,6 +227,8 @@ def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -
     run = curves.read_metrics(prime_rl_run(tmp_path / "r", partial_tail=False))
     assert curves.format_table(run).splitlines()[2:] == [
         "  26 lines, 4 steps; skipped 0 bad lines",
+        "  scope: all rollouts; effective last = the trained-on batch (eval: the rollouts without an error), where it "
+        "differs",
         "  curve                                              last (step)       best (step)  points",
         "  train reward                                         0.850 (3)         0.850 (2)       4",
         "  train accuracy reward                                0.750 (3)         0.750 (2)       4",
@@ -240,6 +242,8 @@ def test_the_table_gives_last_and_best_values_with_their_steps(tmp_path: Path) -
         "  eval/drugprot-validation format reward               1.000 (2)         1.000 (0)       2",
         "  eval/drugprot-validation answered                    1.000 (2)         1.000 (0)       2",
         "  eval/drugprot-validation completion tokens           200.0 (2)                 -       2",
+        "  empty train batches: not in metrics.jsonl (an empty batch logs nothing); "
+        "--log <run>/logs/latest/orchestrator.log counts them",
     ]
 
 
@@ -336,15 +340,16 @@ def test_cli_prints_the_table_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     payload = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in payload["runs"]] == ["r1", "r1"]
     first = payload["runs"][0]["curves"][1]
+    stats = {"points": 4, "last": 0.75, "last_step": 3, "best": 0.75, "best_step": 2}
     assert first == {
         "curve": "train accuracy reward",
-        "key": "train/agg/effective/agent/rewards/accuracy/mean",
-        "points": 4,
-        "last": 0.75,
-        "last_step": 3,
-        "best": 0.75,
-        "best_step": 2,
+        "scope": "all",
+        "key": "train/agg/all/agent/rewards/accuracy/mean",
+        **stats,
+        "effective": {"key": "train/agg/effective/agent/rewards/accuracy/mean", **stats},
+        "differs": False,  # this fixture logs the same rollouts in both scopes
     }
+    assert payload["runs"][0]["empty_batches"] == {"shipped_steps": 4, "expected_rate": 0.0, "observed": None}
 
 
 def test_overlaid_curves_of_two_runs_are_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -715,3 +720,193 @@ def test_curves_of_several_eval_environments_are_told_apart_by_style_and_name(tm
     assert len({str(line.get_linestyle()) for line in panel.get_lines()}) == 4  # one style per curve
     assert [line.get_marker() for line in panel.get_lines()] == ["o", "s", "^", "D"]  # and one marker
     assert fig.axes[1].get_title() == "eval N / none share"  # a panel of one curve is named after it
+
+
+# ------------------------------------------------------------------------------------------------ both scopes
+
+
+def loop_check_line(step: int, groups: list[list[float]]) -> dict[str, Any]:
+    """The orchestrator's train line at a step of ``groups`` (each a group's accuracies), as the loop check's
+    ``metrics.jsonl`` has it: ``all`` over every rollout, ``effective`` over the groups whose accuracies differ
+    (prime-rl's zero-advantage filter drops the others, ``train_sink.py`` 361-381); ``is_trainable`` per trace."""
+    everything = [a for group in groups for a in group]
+    kept = [a for group in groups if len(set(group)) > 1 for a in group]
+    metrics: dict[str, Any] = {}
+    for subset, accuracy in (("all", everything), ("effective", kept)):
+        trainable = sum(len(g) for g in groups if len(set(g)) > 1) / len(everything) if subset == "all" else 1.0
+        for prefix in ("train/agg", "train/drugprot"):
+            metrics |= agent_metrics(prefix, subset, accuracy, [300] * len(accuracy))
+            metrics[f"{prefix}/{subset}/agent/metrics/correct/mean"] = sum(accuracy) / len(accuracy)
+            metrics[f"{prefix}/{subset}/agent/is_trainable/mean"] = trainable
+            metrics[f"{prefix}/{subset}/agent/is_admitted/mean"] = 1.0
+    return metrics | {"progress/rollouts": len(everything), "progress/tasks": len(groups), "step": step}
+
+
+ANSI_WARNING = "\x1b[2m12:00:{s:02d}\x1b[0m\x1b[33m\x1b[1m WARNING\x1b[0m \x1b[33m[orchestrator] {m}\x1b[0m\n"
+"""A warning line as prime-rl's loguru console format writes it to ``orchestrator.log`` (colours kept)."""
+
+
+def empty_batch_warning(step: int, episodes: int, streak: int) -> str:
+    """prime-rl 559b447 ``orchestrator.py`` 641-646, word for word."""
+    return (
+        f"Step {step}: empty train batch after {episodes} finalized episodes (consecutive empty batches: {streak}/10)"
+    )
+
+
+def loop_check_run(directory: Path, *, log: str | None) -> Path:
+    """Two steps of 3 groups of 8 with one all-equal group each (the loop check's ``UNIFORM_EVERY = 3``), and
+    the orchestrator log with two empty batches before step 1 and one few-trainable warning."""
+    uniform, mixed = [1.0] * 8, [1.0, 1.0] + [0.0] * 6
+    lines: list[str] = []
+    for step in range(2):
+        log_metrics(lines, loop_check_line(step, [uniform, mixed, mixed]), step, T0 + step)
+    directory.mkdir(parents=True)
+    (directory / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
+    if log is not None:
+        (directory / "logs" / "attempt_0").mkdir(parents=True)
+        (directory / "logs" / "attempt_0" / "orchestrator.log").write_text(log, encoding="utf-8")
+    return directory
+
+
+ORCHESTRATOR_LOG = "".join(
+    [
+        "\x1b[2m12:00:00\x1b[0m\x1b[1m    INFO\x1b[0m [orchestrator] Starting orchestrator\n",
+        ANSI_WARNING.format(s=1, m=empty_batch_warning(1, 24, 1)),
+        ANSI_WARNING.format(s=2, m=empty_batch_warning(1, 24, 2)),
+        ANSI_WARNING.format(
+            s=3, m="Only 2/24 effective traces are trainable (8.3%) — consider reviewing task difficulty"
+        ),
+    ]
+)
+
+
+def test_the_curves_show_all_rollouts_with_the_trained_on_batch_beside(tmp_path: Path) -> None:
+    run = curves.read_metrics(loop_check_run(tmp_path / "run", log=None))
+    assert run.subsets == {"train/agg": ("all", "effective")}
+    assert run.curves[("train/agg", "agent", "trainable share")] == [(0, 16 / 24), (1, 16 / 24)]
+    assert run.effective[("train/agg", "agent", "trainable share")] == [(0, 1.0), (1, 1.0)]
+    assert run.curves[("train/agg", "agent", "raw accuracy")] == [(0, 0.5), (1, 0.5)]
+    assert run.effective[("train/agg", "agent", "raw accuracy")] == [(0, 0.25), (1, 0.25)]
+    assert curves.format_table(run).splitlines()[3:] == [
+        "  scope: all rollouts; effective last = the trained-on batch (eval: the rollouts without an error), where it "
+        "differs",
+        "  curve                           last (step)       best (step)  points    effective last",
+        "  train reward                      0.600 (1)         0.600 (0)       2         0.350 (1)",
+        "  train accuracy reward             0.500 (1)         0.500 (0)       2         0.250 (1)",
+        "  train format reward               1.000 (1)         1.000 (0)       2",
+        "  train raw accuracy                0.500 (1)         0.500 (0)       2         0.250 (1)",
+        "  train answered                    1.000 (1)         1.000 (0)       2",
+        "  train trainable share             0.667 (1)                 -       2         1.000 (1)",
+        "  train admitted share              1.000 (1)                 -       2",
+        "  train completion tokens           300.0 (1)                 -       2",
+        "  empty train batches: not in metrics.jsonl (an empty batch logs nothing); "
+        "--log <run>/logs/latest/orchestrator.log counts them",
+    ]
+
+
+def test_the_orchestrator_log_gives_the_empty_batches_beside_their_expected_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = loop_check_run(tmp_path / "run", log=ORCHESTRATOR_LOG)
+    assert cli_main(["curves", str(run_dir)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # 2 empty of 4 batches; expected (1/3)**3 = 3.7% at 3 groups a step with one in three all-equal
+    assert out[-3:] == [
+        f"  orchestrator log: {run_dir / 'logs' / 'attempt_0' / 'orchestrator.log'}",
+        "  empty train batches: 2 of 4 (50.0%; longest run 2/10); expected from the all-rollouts trainable share: 3.7%",
+        "  'Only n/m effective traces are trainable' warnings: 1",
+    ]
+    assert cli_main(["curves", "--json", str(run_dir)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["subsets"] == {"train/agg": ["all", "effective"]}
+    assert payload["empty_batches"] == {
+        "shipped_steps": 2,
+        "expected_rate": pytest.approx(1 / 27),
+        "observed": {
+            "logs": [str(run_dir / "logs" / "attempt_0" / "orchestrator.log")],
+            "empty": 2,
+            "longest_streak": 2,
+            "few_trainable_warnings": 1,
+            "stopped": False,
+            "rate": 0.5,
+        },
+    }
+    row = next(r for r in payload["curves"] if r["curve"] == "train raw accuracy")
+    assert (row["scope"], row["key"], row["last"]) == ("all", "train/agg/all/agent/metrics/correct/mean", 0.5)
+    assert row["differs"] is True
+    assert (row["effective"]["key"], row["effective"]["last"]) == (
+        "train/agg/effective/agent/metrics/correct/mean",
+        0.25,
+    )
+
+
+def test_ten_empty_batches_in_a_row_say_the_run_stopped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    warnings = [ANSI_WARNING.format(s=i, m=empty_batch_warning(2, 24, i)) for i in range(1, 11)]
+    stop = "RuntimeError: 10 consecutive empty train batches — check algorithm credit and task difficulty.\n"
+    log = tmp_path / "orchestrator.log"
+    log.write_text("".join(warnings) + stop, encoding="utf-8")
+    run_dir = loop_check_run(tmp_path / "run", log=None)
+    assert cli_main(["curves", str(run_dir), "--log", str(log)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3].startswith("  empty train batches: 10 of 12 (83.3%; longest run 10/10)")
+    assert out[-1] == (
+        "  the run stopped: 10 empty batches in a row (every group all-equal: a collapse, or tasks too easy or too "
+        "hard)"
+    )
+
+
+def test_a_run_with_one_scope_reads_and_says_which(tmp_path: Path) -> None:
+    run = run_with(tmp_path / "old", {"train/agg/effective/agent/is_trainable/mean": [1.0, 1.0]})
+    assert run.subsets == {"train/agg": ("effective",)} and run.effective == {}
+    assert curves.format_table(run).splitlines()[3] == (
+        "  train/agg: effective only (logged before drugprot read both scopes, or by an older sandbox): without the "
+        "all-equal groups prime-rl drops"
+    )
+    assert curves.summary(run)[0]["key"] == "train/agg/effective/agent/is_trainable/mean"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--log", "missing.log"], "--log missing.log: no such file"),
+        (["{run}", "--log", "{log}"], "--log names one run's log; 2 runs given"),
+    ],
+)
+def test_a_bad_log_flag_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    run_dir = loop_check_run(tmp_path / "run", log=None)
+    log = tmp_path / "orchestrator.log"
+    log.write_text("", encoding="utf-8")
+    argv = ["curves", str(run_dir), *(a.format(log=log, run=run_dir) for a in extra)]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_the_docs_table_of_healthy_empty_batch_rates_is_z_to_the_groups() -> None:
+    from drugprot.evaluation.curves_log import expected_empty_rate, rate_table
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "training" / "watch.md").read_text(encoding="utf-8")
+    begin = "<!-- empty-batch-rates: drugprot.evaluation.curves_log.rate_table -->\n"
+    assert page.count(begin) == 1
+    assert page.split(begin)[1].split("\n<!-- /empty-batch-rates -->")[0] == rate_table()
+    # the issue's figures: 16 groups a step, 6% of the steps empty at z = 0.84, 13% at z = 0.88
+    assert "| 0.84 | 49.8% | 24.8% | 6.1% | 0.4% |" in rate_table()
+    assert round(expected_empty_rate([0.88], [16]), 3) == 0.129
+    assert expected_empty_rate([0.5, 1.0], [2, 3]) == 0.625 and expected_empty_rate([], []) is None
+
+
+def test_the_logs_of_every_attempt_are_counted_in_order_and_json_logging_counts_too(tmp_path: Path) -> None:
+    from drugprot.evaluation.curves_log import count_log, find_logs
+
+    run_dir = tmp_path / "run"
+    for attempt, text in ((10, empty_batch_warning(9, 24, 1)), (2, empty_batch_warning(3, 24, 1))):
+        (run_dir / "logs" / f"attempt_{attempt}").mkdir(parents=True)
+        json_line = json.dumps({"timestamp": "2026-12-07T12:00:00", "level": "WARNING", "message": text})
+        (run_dir / "logs" / f"attempt_{attempt}" / "orchestrator.log").write_text(json_line + "\n", encoding="utf-8")
+    found = find_logs(run_dir)
+    assert [p.parent.name for p in found] == ["attempt_2", "attempt_10"]  # by number, not by name
+    counts = count_log(found)
+    assert (counts.empty, counts.longest_streak, counts.few_trainable, counts.stopped) == (2, 1, 0, False)
+    assert find_logs(tmp_path / "none") == []

@@ -114,21 +114,30 @@ def test_prime_rl_s_own_metric_classes_give_the_reports_micro_f1(tmp_path: Path,
         reason="prime-rl is not installed in this environment (scripts/prime_rl_check.sh installs the pinned commit)",
     )
     import verifiers.v1 as vf
+    from verifiers.v1.episode import GroupInfo
 
     episodes = [vf.Episode.model_validate(episode) for episode in read_episodes(fixture_run.run_dir)]
+    # the orchestrator stamps each episode with its rollout group (the ``all`` scope's solve rates read it)
+    episodes = [episode.model_copy(update={"group": GroupInfo(id=f"g{i}")}) for i, episode in enumerate(episodes)]
     records = [
         prime_rl.TraceRecord(episode=episode, trace=trace, sampled=True, admitted=True, cancelled=False)
         for episode in episodes
         for trace in episode.traces
     ]
-    line = prime_rl.TrainMetrics(episodes, records).to_wandb(prefix="train/agg", subset="effective")
-    line |= prime_rl.EvalMetrics(episodes, records, group_size=1).to_wandb(
-        prefix="eval/drugprot-validation", subset="effective"
-    )
+    line: dict[str, float] = {}
+    for subset in ("all", "effective"):  # both of the orchestrator's scopes (here over the same rollouts)
+        line |= prime_rl.TrainMetrics(episodes, records).to_wandb(prefix="train/agg", subset=subset)
+        line |= prime_rl.EvalMetrics(episodes, records, group_size=1).to_wandb(
+            prefix="eval/drugprot-validation", subset=subset
+        )
     run = curves.read_metrics(metrics_file(tmp_path / "run", [{"step": 0, **line}]))
     figures = report_figures(fixture_run.run_dir)
     for scope in SCOPES:
+        assert run.subsets[scope] == ("all", "effective")
         assert [run.curves[(scope, "agent", name)] for name in curves.FROM_CELLS] == [
+            [(0, figures[name])] for name in curves.FROM_CELLS
+        ]
+        assert [run.effective[(scope, "agent", name)] for name in curves.FROM_CELLS] == [
             [(0, figures[name])] for name in curves.FROM_CELLS
         ]
 

@@ -228,7 +228,15 @@ def test_one_failed_episode_leaves_out_its_task_and_the_forecast_says_so() -> No
         (1.0, 1.0, {"knob": "fp_cost", "value": "2.0", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
         (0.9996, 1.0, {"knob": "fp_cost", "value": "2.0", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
         (0.9996, 100.0, {"knob": "fp_cost", "value": "100.921875", "why": "f1_target takes 0 < F < 1, and F = 1.000"}),
-        (0.0004, 1.0, {"knob": "f1_target", "value": "0.0004", "why": None}),
+        (  # its cost runs as 0 on the grid: f1_target 0.0004 is refused, fp_cost 0 is the same setting
+            0.0004,
+            1.0,
+            {
+                "knob": "fp_cost",
+                "value": "0.0",
+                "why": "f1_target 0.0004 derives an fp_cost that runs as 0 on the 1/64 reward grid",
+            },
+        ),
         (0.38, 1.0, {"knob": "f1_target", "value": "0.380", "why": None}),
         (0.999, 1000.0, {"knob": "f1_target", "value": "0.999", "why": None}),
         (
@@ -269,7 +277,8 @@ def test_the_line_at_f_one_recommends_the_cost_itself() -> None:
         "and F = 1.000)"
     )
     assert (
-        "(recipe: f1_target = 0.0004)" in calibration_lines(calibration_summary(0.0004, _narrow(0.0), [], **PROBE))[1]
+        "(recipe: fp_cost = 0.0; f1_target 0.0004 derives an fp_cost that runs as 0 on the 1/64 reward grid)"
+        in (calibration_lines(calibration_summary(0.0004, _narrow(0.0), [], **PROBE))[1])
     )
 
 

@@ -256,3 +256,22 @@ def test_the_text_confusion_matrix_keeps_four_wide_columns_for_small_counts() ->
         "         F inv",
         "  F     12   3     15  AGONIST",
     ]
+
+
+def test_a_comparison_says_when_two_recorded_rewards_are_one_setting_on_the_grid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs recorded before the grid (scorer version 3) with fp_cost 0.35 and 0.34: both ran as 0.34375."""
+    record = {"kind": "utility", "fn_cost": 1.0, "weights": {"accuracy": 0, "utility": 1, "format": 0.125}}
+    first = versioned_run(tmp_path / "a", versions_record(scorer="3", reward=record | {"fp_cost": 0.35}))
+    second = versioned_run(tmp_path / "b", versions_record(scorer="3", reward=record | {"fp_cost": 0.34}))
+    other = versioned_run(tmp_path / "c", versions_record(scorer="3", reward=record | {"fp_cost": 0.36}))
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(second)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert notes[1:] == [
+        "  note: their rewards are one setting on the 1/64 reward grid, the one they ran: utility (TP 1, FP -0.34375, "
+        "FN -1), weights accuracy 0, utility 1, format 0.125"
+    ]
+    assert cli_main(["report", "--bootstrap", "0", str(first), str(other)]) == 0  # 0.36 runs as 0.359375
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+    assert len(notes) == 1 and notes[0].startswith("  note: the runs differ in reward")

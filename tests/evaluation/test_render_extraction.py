@@ -50,9 +50,9 @@ abstract is scored (a listed triple not in the gold is a false positive, an unli
 relation is the absence of a line). NOT comparable with BioCreative VII: INCOMPLETE RUN: 2 of the 3,500 abstracts of \
 hub:OpenMed/drugprot-parquet[train] (one extraction task per abstract) (comparable needs a whole official split, every \
 task (no limit) and, in pair mode, negatives=all with every gold relation a candidate).
-  ceiling (candidates: same-sentence chemical-gene mention pairs, gold or not): 2 gold relations in the 2 abstracts, 2 \
-on candidates, 0 outside them (across sentences: the prompt says relations hold within one) (max recall 1.000, max \
-F1 1.000)
+  ceiling (candidates: same-sentence chemical-gene mention pairs, gold or not): 2 gold relations in this run's \
+2 abstracts, 2 on candidates, 0 outside them (across sentences: the prompt says relations hold within one) (max \
+recall 1.000, max F1 1.000)
 
 Rewards (accuracy = the abstract's F1 over (chemical, gene, type) triples)
   mean accuracy              0.417  [0.333, 0.500]

@@ -266,6 +266,30 @@ def test_a_bad_bootstrap_count_is_a_usage_error(tmp_path: Path, value: str, caps
     assert "expected a whole number of resamples >= 0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["report", "demo"])
+def test_more_bootstraps_than_the_maximum_are_refused_before_any_work(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """100,000,000 resamples once ran unbounded (memory toward 3 GiB); refused when the command line is read (the run
+    folder is not even looked at)."""
+    argv = [command, "--bootstrap", "100000001", *([str(tmp_path / "missing")] if command == "report" else [])]
+    with pytest.raises(SystemExit) as exc:
+        cli_main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"drugprot {command}: error: argument --bootstrap: at most 100,000 resamples, got 100000001: beyond that the "
+        "bootstrap's own Monte Carlo error of a 95% bound is under 0.0005 in probability, and every resample costs "
+        "time and memory"
+    )
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(SystemExit):  # more digits than Python converts: shortened, not 5,000 characters of them
+        cli_main([*argv[:2], "9" * 5000, *argv[3:]])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"drugprot {command}: error: argument --bootstrap: expected a whole number of resamples >= 0 (0: no "
+        f"intervals), got '{'9' * 37}... (5000 characters)'"
+    )
+
+
 @pytest.mark.parametrize("command", ["report", "baseline"])
 def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
@@ -275,7 +299,7 @@ def test_help_names_the_bootstrap_options(command: str, capsys: pytest.CaptureFi
     # the bootstrap resamples abstracts (an abstract's pairs are not independent), never single tasks
     assert (
         "--bootstrap N resamples of the abstracts (each with all its tasks and rollouts) for the 95% intervals and "
-        "the paired comparison (default 1000; 0: no intervals)" in " ".join(out.split())
+        "the paired comparison (default 1000; 0: no intervals; at most 100,000)" in " ".join(out.split())
     )
     assert "resamples of the tasks" not in " ".join(out.split())
     assert "--bootstrap-seed S" in out

@@ -294,7 +294,11 @@ def test_by_abstract_sums_the_rows_of_each_abstract_in_sorted_order() -> None:
     ("call", "message"),
     [
         (lambda: stats.bootstrap_metrics(counts_of(TASKS[:1]), resamples=10, seed=0), "at least 2 abstracts, got 1"),
-        (lambda: stats.bootstrap_metrics(counts_of(TASKS), resamples=0, seed=0), "resamples must be at least 1"),
+        (lambda: stats.bootstrap_metrics(counts_of(TASKS), resamples=0, seed=0), "resamples must be from 1 to 100,000"),
+        (
+            lambda: stats.paired_bootstrap(counts_of(TASKS), counts_of(TASKS), resamples=100_001, seed=0),
+            "resamples must be from 1 to 100,000, got 100001",
+        ),
         (lambda: stats.bootstrap_metrics(np.zeros((4, 3)), resamples=10, seed=0), r"\(tasks, 41\) array"),
         (
             lambda: stats.paired_bootstrap(counts_of(TASKS), counts_of(TASKS[:3]), resamples=10, seed=0),
@@ -343,3 +347,34 @@ def test_the_intervals_are_scipys_percentile_bootstrap() -> None:
     assert [x for i in paired.intervals.values() for x in (i.low, i.high)] == pytest.approx(
         scipy_interval(lambda w: stats.metric_values(w @ second) - stats.metric_values(w @ first)), abs=1e-12
     )
+
+
+def test_the_bootstraps_keep_one_array_of_resampled_values_and_nothing_that_grows_besides() -> None:
+    """At the most resamples (``MAX_RESAMPLES``) the peak memory of a bootstrap is its distribution (8 bytes per
+    resample and statistic, filled in place and sorted in place) plus one batch: no copy of the distribution, no list of
+    batches. F*'s bootstrap the same, with one statistic."""
+    import tracemalloc
+
+    from drugprot.evaluation.fstar import Abstract, f_star
+
+    counts = counts_of(TASKS)
+    abstracts = {f"p{i}": Abstract(stated=[(0.5, True), (1.0, False), (0.25, True)], gold=2) for i in range(4)}
+    stats.bootstrap_metrics(counts, resamples=10, seed=0)  # imports and caches outside the measurement
+    f_star(abstracts, rollouts_per_task=4, resamples=10, seed=0)
+    batch = 256 * 1024
+    for run, kept in (
+        (lambda: stats.bootstrap_metrics(counts, resamples=stats.MAX_RESAMPLES, seed=0), 3 * 8 * stats.MAX_RESAMPLES),
+        (
+            lambda: f_star(abstracts, rollouts_per_task=4, resamples=stats.MAX_RESAMPLES, seed=0),
+            8 * stats.MAX_RESAMPLES,
+        ),
+    ):
+        tracemalloc.start()
+        try:
+            run()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert kept <= peak <= kept + batch
+    with pytest.raises(ValueError, match="resamples must be from 1 to 100,000, got 100001"):
+        f_star(abstracts, rollouts_per_task=4, resamples=stats.MAX_RESAMPLES + 1, seed=0)

@@ -341,9 +341,17 @@ def test_the_pair_mode_ceiling_counts_one_type_per_pair() -> None:
         "max_f1": 54 / 55,
     }
     assert ceiling_line(report, outside=PAIR_OUTSIDE, one_answer_per_pair=True).endswith(
-        "28 gold relations in the 9 abstracts, 28 on candidates, 0 never predictable (no task asks them); 1 of them a "
-        "second type of a multi-label pair, which one answer cannot name: 27 reachable (max recall 0.964, max F1 "
-        "0.982); 28 in this run's tasks"
+        "28 gold relations in this run's 9 abstracts, 28 on candidates, 0 never predictable (no task asks them); 1 of "
+        "them a second type of a multi-label pair, which one answer cannot name: 27 reachable (max recall 0.964, max "
+        "F1 0.982); 28 in this run's tasks"
+    )
+    one = {**report, "ceiling": {**report["ceiling"], "abstracts": 1, "gold_relations": 3, "candidates": 3}}
+    assert ": 3 gold relations in this run's 1 abstract, 3 on candidates, " in ceiling_line(
+        one, outside=PAIR_OUTSIDE, one_answer_per_pair=True
+    )
+    single = {**report, "ceiling": {**one["ceiling"], "gold_relations": 1, "candidates": 1}}
+    assert ": 1 gold relation in this run's 1 abstract, 1 on candidates, " in ceiling_line(
+        single, outside=PAIR_OUTSIDE, one_answer_per_pair=True
     )
     extraction = TaskOptions(split="train", data_path=str(FIXTURE_JSONL), mode="extraction")
     ceiling = summarize_extraction(baseline_run("lexical", extraction))["ceiling"]

@@ -14,6 +14,7 @@ from drugprot.modes.pair.summary import summarize
 from drugprot.tools import demo
 from drugprot.tools.cli import build_parser
 from drugprot.tools.cli import main as cli_main
+from drugprot.tools.demo.command import TRAINING_LINES_NOTE
 from tests.tools.demo import SAMPLE_LABEL
 
 # ------------------------------------------------------------------------------------------- CLI
@@ -75,6 +76,7 @@ def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert captured.err.splitlines()[-1] == "scoring: the report of 8 rollouts ..."
     lines = captured.out.splitlines()
     assert lines[2] == f"  model {demo.MODEL} | data {SAMPLE_LABEL} | negatives all | limit -n 8"
+    assert TRAINING_LINES_NOTE in lines and not [line for line in lines if line.startswith("  calibration")]
     assert (
         "  [low, high]: 95% percentile bootstrap over abstracts (all pairs and rollouts of an abstract together), "
         "200 resamples of the 2 abstracts (8 tasks), seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)"

@@ -33,6 +33,9 @@ def test_drugprot_curves_reads_every_curve_of_the_example() -> None:
     tokens = metrics.curves[("train/agg", "agent", "completion tokens")]
     trainable = metrics.curves[("train/agg", "agent", "trainable share")]
     assert tokens[-1][1] < tokens[0][1] - 300 and trainable[-1][1] < trainable[0][1] - 0.3
+    # both of prime-rl's scopes: the trained-on batch (the groups that differ) is all trainable by construction
+    assert metrics.subsets == {"train/agg": ("all", "effective"), "eval/drugprot-validation": ("all", "effective")}
+    assert {value for _, value in metrics.effective[("train/agg", "agent", "trainable share")]} == {1.0}
 
 
 def test_the_official_f1_is_that_of_the_step_s_rollouts() -> None:
@@ -41,7 +44,7 @@ def test_the_official_f1_is_that_of_the_step_s_rollouts() -> None:
     from drugprot.core.metrics import prf
 
     line = build_metrics.metrics_lines()[1]
-    n, prefix = build_metrics.TRAIN_ROLLOUTS, "train/agg/effective/agent/metrics"
+    n, prefix = build_metrics.TRAIN_ROLLOUTS, "train/agg/all/agent/metrics"
     sums = [line[f"{prefix}/official_{cell}/mean"] * n for cell in ("tp", "fp", "fn")]
     assert all(total == round(total) for total in sums)
     f1 = prf(*(round(total) for total in sums))[2]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from drugprot.core.errors import DrugprotConfigError
+from drugprot.core.exactness import check_exact_rewards, check_f1_target_on_grid, check_grid_knob, check_nonzero_on_grid
 from drugprot.core.rewards import (
     DEFAULT_FN_COST,
     DEFAULT_FP_COST,
@@ -185,13 +186,17 @@ class TaskOptions:
             )
         object.__setattr__(self, "fp_cost", resolve_fp_cost(self.fp_cost, self.fn_cost, self.f1_target))
         costs = Costs(self.fp_cost, self.fn_cost)  # raises DrugprotConfigError naming fp_cost or fn_cost
+        for knob in ("fp_cost", "fn_cost"):  # in range (Costs checked): refused when it would run as 0
+            check_nonzero_on_grid(knob, float(getattr(self, knob)))
         object.__setattr__(self, "fp_cost", costs.fp)  # on the reward grid, as the run records them
         object.__setattr__(self, "fn_cost", costs.fn)
         if self.weights is None:
             object.__setattr__(self, "weights", PRESETS[self.reward])
         # a Weights is checked and on the reward grid (``check_reward_knob``), like the costs
         object.__setattr__(self, "negatives", parse_negatives(self.negatives))  # "2" -> 2, " ALL" -> "all"
-        registry.lookup(self.mode).check_options(self)
+        mode = registry.lookup(self.mode)
+        mode.check_options(self)
+        check_exact_rewards(self.weights, costs, mode.cell_bounds, mode.accuracy_grid, self.mode)
 
     def make_reward(self) -> Reward:
         """The run's reward (``drugprot.core.rewards.Reward``): its kind, costs and weights."""
@@ -230,6 +235,9 @@ class TaskOptions:
         if preset is None:  # an unknown reward: __post_init__ names it
             return cls(**values)
         weights = {r: preset.of(r) if set_weights[r] is None else set_weights[r] for r in REWARD_NAMES}
+        for reward, value in set_weights.items():  # a weight knob that would run as 0 is refused, naming it
+            if value is not None:
+                check_grid_knob(weight_knob(reward), value)
         return cls(**values, weights=Weights(**weights))
 
 
@@ -285,6 +293,7 @@ def resolve_fp_cost(fp_cost: float | None, fn_cost: float, f1_target: float | No
         fn = checked_reward_knob("fn_cost", fn_cost)
     except DrugprotConfigError:
         return DEFAULT_FP_COST if fp_cost is None else fp_cost  # Costs names fn_cost
+    check_f1_target_on_grid(f1_target, fn)
     derived = fp_cost_for_f1(f1_target, fn)
     if on_grid(derived) > MAX_COST:
         raise DrugprotConfigError(

@@ -47,6 +47,8 @@ no format term; a scoring error (``SCORING_ERROR``) has no cells and scores 0 on
 
 from __future__ import annotations
 
+import math
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -82,7 +84,12 @@ def exact_group_means(reward: float, sizes: int = GROUP_SIZES) -> bool:
     group advantages of exactly 0.0 and drops it (``orchestrator/algo/grpo.py``, ``orchestrator/train_sink.py``).
 
     A float32 is ``m · 2^e`` with an odd ``m`` below 2^24 (e from -149, the subnormals, to 104), so the condition
-    is on the odd part of ``k · m``: ``max_odd(k ≤ sizes) · m < 2^24``."""
+    is on the odd part of ``k · m``: ``max_odd(k ≤ sizes) · m < 2^24``.
+
+    A NaN or infinite reward has no exact group mean: False (prime-rl's advantage ``r - mean`` is NaN, never 0.0, so
+    such a group is never dropped)."""
+    if not math.isfinite(reward):
+        return False
     if reward == 0:
         return True
     odd, denominator = abs(float(reward)).as_integer_ratio()  # in lowest terms: odd numerator, 2^-exponent
@@ -371,6 +378,17 @@ def describe(record: Mapping[str, Any]) -> str:
         )
     shown = ", ".join(f"{name} {_number(float(weights[name]))}" for name in REWARD_NAMES)
     return f"{head}, weights {shown}"
+
+
+_SETTING = re.compile(r"((?:FP|FN) -?|(?:accuracy|utility|format) )(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+
+
+def grid_setting(line: str) -> str:
+    """A reward line (``describe``) as the reward it runs: every cost and weight moved onto the reward grid, the
+    threshold and ``f1_target`` (derived from them) left out. Two runs whose recorded lines differ but whose grid
+    settings are equal ran one reward (``fp_cost`` 0.34 and 0.35 both run as 0.34375)."""
+    text = re.sub(r"; states a relation when p > [\d.]+|; fp_cost from f1_target [\d.e+-]+", "", line)
+    return _SETTING.sub(lambda m: m[1] + _number(on_grid(float(m[2]))), text)
 
 
 BEFORE_THE_KNOB: Final = "accuracy (recorded before the reward knob)"

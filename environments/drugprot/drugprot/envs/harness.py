@@ -266,7 +266,7 @@ class DrugprotHarness(vf.Harness[DrugprotHarnessConfig]):
         client = getattr(ctx, "client", None)  # the model endpoint behind the interception server
         if client is not None:
             failure = None if result.exit_code == 0 else result.stderr
-            FIRST_CONTACT.observe(failure, str(client.base_url), str(client.api_key_var))
+            FIRST_CONTACT.observe(failure, str(client.base_url), str(client.api_key_var), str(ctx.model))
         return result
 
 

@@ -27,6 +27,7 @@ import verifiers.v1 as vf
 
 from drugprot.core._gc import gc_paused
 from drugprot.core.errors import DrugprotConfigError, DrugprotError
+from drugprot.core.exactness import check_grid_knob
 from drugprot.core.options import KNOBS, Negatives, TaskOptions, check_f1_target, knob_names
 from drugprot.core.question import Question
 from drugprot.core.questions import load_questions, validate_source
@@ -292,7 +293,7 @@ class DrugprotConfig(vf.TasksetConfig):
         if isinstance(value, str):  # a command line's text (vf-replay --env.taskset.fp-cost 0.35): its number
             with contextlib.suppress(ValueError):  # not a number: refused below with the one line
                 value = float(value)
-        return check_reward_knob(str(info.field_name), value)
+        return check_grid_knob(str(info.field_name), value)  # check_reward_knob, and never a value that runs as 0
 
     @pydantic.field_validator("f1_target", mode="before")
     @classmethod

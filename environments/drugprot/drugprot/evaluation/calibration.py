@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, Costs, fp_cost_for_f1, on_grid
+from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, fp_cost_for_f1, on_grid, threshold
 from drugprot.evaluation.forecast import RECIPE_GROUP_SIZE
 from drugprot.evaluation.fstar import MIN_ROLLOUTS, Abstract, f_star
 from drugprot.evaluation.records import ExtractionRollout, Rollout
@@ -60,7 +60,8 @@ def withheld(tasks: int, rollouts_per_task: int, low: float | None, high: float 
 
 def _recorded_costs(rollouts: Sequence[Rollout | ExtractionRollout]) -> tuple[float, float] | None:
     """The costs most of the run's rollouts recorded (all of them, in any run made by one config), or None. The
-    reader keeps only costs the knobs accept (``decode.rollout_costs``), so every figure below is defined."""
+    reader keeps only costs within the knobs' range, as recorded (``decode.rollout_costs``), so every figure below
+    is defined and every figure of the run's own costs is the run's (never moved onto today's reward grid)."""
     recorded = Counter(r.costs for r in rollouts if r.costs is not None)
     return recorded.most_common(1)[0][0] if recorded else None
 
@@ -73,14 +74,17 @@ def shown_target(f1: float) -> str:
 def advice(target: float, fn: float) -> dict[str, Any]:
     """What the line recommends for ``target`` at ``fn``: ``{"knob": "f1_target" | "fp_cost" | None, "value": the
     printed text, "why": why no f1_target}``. The printed value is one the knobs accept (issue 43): ``f1_target`` in
-    (0, 1) as printed (``shown_target``) deriving an ``fp_cost`` of at most ``MAX_COST``; else (a target that prints
-    as 1) ``fp_cost`` itself on the reward grid (``on_grid``, as the knob runs it, printed exactly) when it is at most
-    ``MAX_COST``; else nothing, saying why. ``target`` > 0."""
+    (0, 1) as printed (``shown_target``) deriving an ``fp_cost`` of at most ``MAX_COST`` that is not 0 on the grid;
+    else (a target that prints as 1, or one so small its cost runs as 0) ``fp_cost`` itself on the reward grid
+    (``on_grid``, as the knob runs it, printed exactly) when it is at most ``MAX_COST``; else nothing, saying why.
+    ``target`` > 0."""
     text = shown_target(target)
     value = float(text)
-    if 0 < value < 1 and on_grid(fp_cost_for_f1(value, fn)) <= MAX_COST:
+    if 0 < value < 1 and 0 < on_grid(fp_cost_for_f1(value, fn)) <= MAX_COST:
         return {"knob": "f1_target", "value": text, "why": None}
     why = f"f1_target takes 0 < F < 1, and F = {text}"
+    if 0 < value < 1:  # a target so small its cost runs as 0 on the grid: the knob refuses it (core.exactness)
+        why = f"f1_target {text} derives an fp_cost that runs as 0 on the 1/64 reward grid"
     cost = on_grid(fp_cost_for_f1(target, fn))
     if cost <= MAX_COST:
         return {"knob": "fp_cost", "value": repr(cost), "why": why}
@@ -137,7 +141,7 @@ def calibration_summary(
         "advice": advice(target, fn) if defined else None,
         "withheld": withheld(tasks, rollouts_per_task, t_low, t_high, "F*" if star is not None else "F") or None,
         "run_fp_cost": run_costs[0] if run_costs is not None else None,
-        "run_threshold": Costs(*run_costs).threshold if run_costs is not None else None,
+        "run_threshold": threshold(*run_costs) if run_costs is not None else None,  # as recorded, not re-snapped
     }
 
 

@@ -8,19 +8,23 @@ and one line per eval environment at eval steps; the eval line's ``step`` is a f
 dropped by prime-rl before writing.
 
 The keys read here are the orchestrator's episode metrics (``src/prime_rl/orchestrator/metrics.py``
-``TrainMetrics.to_wandb`` / ``EvalMetrics.to_wandb``; ``Stat.mean`` is the plain mean over the step's rollouts)::
+``TrainMetrics.to_wandb`` / ``EvalMetrics.to_wandb``; ``Stat.mean`` is the plain mean over the step's rollouts), each
+logged in two scopes (``orchestrator.py`` 654, 697-702)::
 
-    train/agg/effective/<agent>/reward/mean                  all training envs pooled, the shipped batch
-    train/agg/effective/<agent>/rewards/<reward fn>/mean     drugprot: accuracy, utility, format, each x its weight
-    train/agg/effective/<agent>/metrics/<metric>/mean        drugprot: answered, correct (the raw accuracy, 0..1),
-                                                             official_tp, official_fp, official_fn (the official
-                                                             metric's cells; drugprot.core.rewards.METRIC_NAMES)
-    train/agg/effective/<agent>/num_output_tokens/mean       completion length in tokens
-    train/agg/effective/<agent>/is_trainable/mean            share of rollouts that carry a gradient (TrainMetrics;
-    train/agg/effective/<agent>/is_admitted/mean             share admitted to the batch    the sandbox writes both)
-    eval/<eval env>/effective/<agent>/...                    the same per eval environment (e.g. drugprot-validation)
-    .../metrics/official_f1/mean, .../metrics/none_share/mean the held-out official micro-F1 and N / ``none`` share
-                                                             that ``python -m evidence.rl_sim`` (the CPU sandbox) logs
+    train/agg/all/<agent>/...        every rollout of the step (the batch cut at batch_size, before pruning)
+    train/agg/effective/<agent>/...  the traces shipped to the trainer: with train.filter_zero_advantages (the
+                                     default) the all-equal groups are gone, so effective is_trainable is 1.0
+    eval/<eval env>/{all,effective}/<agent>/...   all eval rollouts / the ones without an error
+
+and under each, ``reward/mean``, ``rewards/<reward fn>/mean`` (drugprot: accuracy, utility, format, each x its
+weight), ``metrics/<metric>/mean`` (drugprot: answered, correct = the raw accuracy, official_tp/fp/fn =
+``drugprot.core.rewards.METRIC_NAMES``), ``num_output_tokens/mean``, ``is_trainable/mean`` (share of rollouts that
+carry a gradient) and ``is_admitted/mean`` (train only); ``metrics/official_f1/mean`` and
+``metrics/none_share/mean`` are the CPU sandbox's (``python -m evidence.rl_sim``). Each curve shows the ``all``
+value, what a user watches for learning and collapse, with the ``effective`` (trained-on) value beside it where
+the two differ (``RunMetrics.effective``); a run that logged one scope only (made before this reader, or by an
+older sandbox) is read from it, and says so (``RunMetrics.subsets``). Empty batches log nothing here: the
+orchestrator's log tells them (``drugprot.evaluation.curves_log``).
 
 The step's official micro-F1, precision and recall are computed from the means of the three cells
 (``official_scores``): F1 = 2·TP / (2·TP + FP + FN) over the means equals it over the sums (one denominator), so
@@ -36,41 +40,45 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from drugprot.core.errors import DrugprotArgumentError, DrugprotError
-from drugprot.core.metrics import check_counts, prf
+from drugprot.core.errors import DrugprotError
 from drugprot.core.outputs import EXIT_ERROR, EXIT_OK, OutputSpec, check_outputs, error_line, wrote_line
+from drugprot.evaluation.curves_log import (
+    LogCounts,
+    OrchestratorLogError,
+    check_log,
+    count_log,
+    expected_empty_rate,
+    find_logs,
+    log_lines,
+)
 from drugprot.evaluation.curves_plot import plot_curves
+from drugprot.evaluation.curves_read import (
+    CELLS,
+    GROUPS_KEY,
+    MAX_ROLLOUTS,
+    METRIC_KEY,
+    SUBSETS,
+    CurvesError,
+    MetricsLineError,
+    official_scores,
+    parse_line,
+)
 from drugprot.evaluation.plots import check_plot_paths, curve_label
 
 METRICS_FILE = "metrics.jsonl"
-MAX_STEP = 10**12
-"""The largest step read; a line with a larger (or fractional, or negative) step is skipped and counted."""
-MAX_VALUE = 1e300
-"""The largest magnitude of a metric value read; a line with a larger one (a 400-digit integer) is skipped."""
 _MAX_LISTED = 5
-
-
-class CurvesError(DrugprotError, ValueError):
-    """A run's ``metrics.jsonl`` is missing, empty or has no readable line."""
-
-
-class MetricsLineError(CurvesError):
-    """One line of ``metrics.jsonl`` that is not a metrics line (``read_metrics`` skips and lists it)."""
 
 
 @dataclass(frozen=True)
 class Series:
-    """One curve: a metric suffix under ``<scope>/effective/<agent>/``."""
+    """One curve: a metric suffix under ``<scope>/<subset>/<agent>/``."""
 
     name: str
     suffix: str
@@ -96,31 +104,32 @@ SERIES: tuple[Series, ...] = (
     Series("admitted share", "is_admitted/mean", False),
     Series("completion tokens", "num_output_tokens/mean", False),
 )
-CELLS: dict[str, str] = {f"metrics/official_{cell}/mean": cell for cell in ("tp", "fp", "fn")}
-"""The official cells' keys (``drugprot.core.rewards.METRIC_NAMES``): read, not drawn; ``official_scores`` of
-their means are the official F1, precision and recall curves."""
 FROM_CELLS = ("official precision", "official recall", "official F1")
 """The curves computed from ``CELLS``, in ``official_scores`` order (at a step that logs the cells, the official F1
 from them replaces a logged ``metrics/official_f1``; a step that logs only the latter keeps it, so a run that
 switched keys midway keeps every point)."""
 _SUFFIXES = {s.suffix: s for s in SERIES if s.name not in FROM_CELLS[:2]}
-_KEY = re.compile(r"^(?P<scope>train/agg|eval/[^/]+)/effective/(?P<agent>[^/]+)/(?P<suffix>.+)$")
-MAX_ROLLOUTS = 100_000
-"""The most rollouts a step's mean is read as a fraction of (``official_scores``)."""
-
 Points = list[tuple[int, float]]
+Curves = dict[tuple[str, str, str], Points]
 
 
 @dataclass
 class RunMetrics:
-    """A run's curves: ``curves[(scope, agent, series name)]`` = [(step, value)] sorted by step."""
+    """A run's curves: ``curves[(scope, agent, series name)]`` = [(step, value)] sorted by step, from the scope's
+    ``subsets[scope]`` (``all`` where logged); ``effective[...]``: the trained-on curve where the run logged both
+    scopes; ``groups``: per step, the groups in its batch (``GROUPS_KEY``); ``log``: the orchestrator log's counts
+    (``curves_log``), ``None`` without a log."""
 
     name: str
     path: Path
     lines: int = 0
     steps: int = 0
     skipped: list[str] = field(default_factory=list)
-    curves: dict[tuple[str, str, str], Points] = field(default_factory=dict)
+    curves: Curves = field(default_factory=dict)
+    effective: Curves = field(default_factory=dict)
+    subsets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    groups: dict[int, float] = field(default_factory=dict)
+    log: LogCounts | None = None
 
 
 def find_metrics_file(path: str | os.PathLike[str]) -> Path:
@@ -140,105 +149,47 @@ def find_metrics_file(path: str | os.PathLike[str]) -> Path:
     )
 
 
-def parse_line(raw: bytes) -> tuple[int, dict[str, float]]:
-    """The step and numeric metrics of one line.
-
-    Raises:
-        MetricsLineError: the line is not a JSON object with a whole, non-negative ``step`` (the message says why).
-    """
-    try:
-        row = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise MetricsLineError(f"not UTF-8 (byte {exc.start})") from None
-    except RecursionError:
-        raise MetricsLineError("JSON nested too deeply") from None
-    except ValueError as exc:
-        raise MetricsLineError(f"invalid JSON ({str(exc)[:60]}); a partial write?") from None
-    if not isinstance(row, dict):
-        raise MetricsLineError(f"a JSON {type(row).__name__}, not an object")
-    step = row.get("step")
-    if isinstance(step, bool) or not isinstance(step, int | float) or (isinstance(step, float) and math.isnan(step)):
-        raise MetricsLineError(f"no numeric 'step' (got {str(step)[:40]!r})")
-    if not _in_range(step) or not math.isfinite(step) or step < 0 or step != int(step):
-        raise MetricsLineError(f"'step' {_shown(step)} is not a whole number from 0 to {MAX_STEP:,}")
-    values = {}
-    for key, value in row.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if not _in_range(value, MAX_VALUE):
-            raise MetricsLineError(f"{key[:80]!r} is {_shown(value)}, out of range (magnitude above {MAX_VALUE:g})")
-        if not math.isfinite(value):  # prime-rl drops non-finite values before writing; a NaN here means nothing
-            continue
-        match = _KEY.match(key)
-        if match and match["suffix"] in CELLS:
-            try:  # the rule official_scores applies (through prf), applied when the line is read
-                check_counts(**{CELLS[match["suffix"]]: value})
-            except DrugprotArgumentError as exc:
-                raise MetricsLineError(f"{key[:80]!r}: {exc}") from None
-        values[key] = float(value)
-    return int(step), values
-
-
-def _in_range(number: int | float, limit: float = MAX_STEP) -> bool:
-    """``number`` is within ``limit`` in magnitude; a float's inf/NaN passes (the caller decides), an int too
-    large for a float never does (comparing it is exact, converting it would raise ``OverflowError``)."""
-    if isinstance(number, int):
-        return -limit <= number <= limit
-    return not math.isfinite(number) or abs(number) <= limit
-
-
-def _shown(number: int | float) -> str:
-    text = str(number)
-    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
-
-
-def _fraction(mean: float) -> Fraction:
-    """The step mean of a count as the fraction it is: ``S/n`` (``n`` rollouts, ``S`` the summed count) when a
-    fraction with ``n <= MAX_ROLLOUTS`` rounds to ``mean`` (it is then the only one: two such fractions differ by at
-    least ``1/MAX_ROLLOUTS**2``, far more than a float's rounding), else the float's own value."""
-    exact = Fraction(mean)
-    near = exact.limit_denominator(MAX_ROLLOUTS)
-    return near if float(near) == mean else exact
-
-
-def official_scores(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
-    """The official micro precision, recall and F1 of a step from the means of its rollouts' official cells.
-
-    Means share the denominator (the step's rollouts), so ``prf`` of the means is ``prf`` of the sums: the micro
-    scores of the step's rollouts pooled, as ``drugprot report`` computes them (0 where a denominator is 0). Each
-    mean is read back as the fraction it is (``_fraction``), so the result is the correctly rounded value of that
-    fraction, bit for bit the report's ``prf`` of the integer sums.
-    """
-    return tuple(float(value) for value in prf(*map(_fraction, (tp, fp, fn))))  # type: ignore[return-value]
-
-
-def curves_of(rows: Mapping[int, Mapping[str, float]]) -> dict[tuple[str, str, str], Points]:
-    """The ``SERIES`` found in the merged per-step metrics, keyed by (scope, agent, series name); the official
-    precision, recall and F1 of each step that logs all three ``CELLS`` (``official_scores``)."""
-    curves: dict[tuple[str, str, str], Points] = {}
-    derived: dict[tuple[str, str, str], Points] = {}
+def curves_of(rows: Mapping[int, Mapping[str, float]]) -> dict[tuple[str, str, str, str], Points]:
+    """The ``SERIES`` found in the merged per-step metrics, keyed by (scope, subset, agent, series name); the
+    official precision, recall and F1 of each step that logs all three ``CELLS`` (``official_scores``)."""
+    curves: dict[tuple[str, str, str, str], Points] = {}
+    derived: dict[tuple[str, str, str, str], Points] = {}
     for step in sorted(rows):
-        cells: dict[tuple[str, str], dict[str, float]] = {}
+        cells: dict[tuple[str, str, str], dict[str, float]] = {}
         for key, value in rows[step].items():
-            match = _KEY.match(key)
+            match = METRIC_KEY.match(key)
             if not match:
                 continue
+            where = (match["scope"], match["subset"], match["agent"])
             if match["suffix"] in CELLS:
-                cells.setdefault((match["scope"], match["agent"]), {})[CELLS[match["suffix"]]] = value
+                cells.setdefault(where, {})[CELLS[match["suffix"]]] = value
             elif match["suffix"] in _SUFFIXES:
-                name = _SUFFIXES[match["suffix"]].name
-                curves.setdefault((match["scope"], match["agent"], name), []).append((step, value))
-        for (scope, agent), found in cells.items():
+                curves.setdefault((*where, _SUFFIXES[match["suffix"]].name), []).append((step, value))
+        for where, found in cells.items():
             if len(found) == len(CELLS):
                 scores = official_scores(found["tp"], found["fp"], found["fn"])
                 for name, value in zip(FROM_CELLS, scores, strict=True):
-                    derived.setdefault((scope, agent, name), []).append((step, value))
+                    derived.setdefault((*where, name), []).append((step, value))
     merged = curves | derived
     for key, points in derived.items():  # a step's F1 from its cells replaces its logged F1; other steps keep theirs
         if key in curves:
             by_step = dict(curves[key]) | dict(points)
             merged[key] = sorted(by_step.items())
     return merged
+
+
+def split_scopes(scoped: Mapping[tuple[str, str, str, str], Points]) -> tuple[Curves, Curves, dict[str, tuple]]:
+    """The shown curves (``all`` in a scope that logged it, else ``effective``), the trained-on curves beside
+    them (only where both were logged), and the subsets each scope logged (``SUBSETS`` order)."""
+    subsets = {scope: tuple(s for s in SUBSETS if any(k[:2] == (scope, s) for k in scoped)) for scope, *_ in scoped}
+    shown: Curves = {}
+    beside: Curves = {}
+    for (scope, subset, agent, name), points in scoped.items():
+        if subset == subsets[scope][0]:
+            shown[(scope, agent, name)] = points
+        else:
+            beside[(scope, agent, name)] = points
+    return shown, beside, subsets
 
 
 def read_metrics(path: str | os.PathLike[str]) -> RunMetrics:
@@ -270,38 +221,50 @@ def read_metrics(path: str | os.PathLike[str]) -> RunMetrics:
             f"{METRICS_FILE}?"
         )
     metrics.steps = len(rows)
-    metrics.curves = curves_of(rows)
+    metrics.curves, metrics.effective, metrics.subsets = split_scopes(curves_of(rows))
+    metrics.groups = {step: row[GROUPS_KEY] for step, row in rows.items() if GROUPS_KEY in row}
     return metrics
 
 
+def _curve_row(curves: Curves, scope: str, subset: str, agent: str, name: str) -> dict[str, Any]:
+    """One curve's key, points, last value and step, best value and step (``None`` without a better direction)."""
+    points = curves[(scope, agent, name)]
+    series = next(s for s in SERIES if s.name == name)
+    from_cells = curves.get((scope, agent, FROM_CELLS[0]), [])
+    if name in FROM_CELLS and from_cells:  # computed from the cells
+        suffix = FROM_CELLS_SUFFIX
+        if len(points) > len(from_cells):  # the F1 of earlier steps was logged under the older key
+            suffix = f"{series.suffix} + {FROM_CELLS_SUFFIX}"
+        series = Series(name, suffix, True)
+    last_step, last = points[-1]
+    best_step, best = max(points, key=lambda p: (p[1], -p[0])) if series.higher_is_better else (None, None)
+    return {
+        "key": f"{scope}/{subset}/{agent}/{series.suffix}",
+        "points": len(points),
+        "last": last,
+        "last_step": last_step,
+        "best": best,
+        "best_step": best_step,
+    }
+
+
 def summary(metrics: RunMetrics) -> list[dict[str, Any]]:
-    """Per curve: its label, the last value and step, and the best value and step (``None`` for a curve with no
-    better direction, like completion length). Ties go to the earliest step."""
+    """Per curve: its label, the scope it was read from (``all`` where the run logged it), its key, the last value
+    and step, and the best value and step (``None`` for a curve with no better direction, like completion length;
+    ties go to the earliest step); where the run logged both scopes, ``effective``: the same of the trained-on
+    curve, and ``differs``: whether any of its points differs from the shown curve's."""
     order = {s.name: i for i, s in enumerate(SERIES)}
     rows = []
-    for (scope, agent, name), points in sorted(
-        metrics.curves.items(), key=lambda item: (item[0][0] != "train/agg", item[0][0], item[0][1], order[item[0][2]])
+    for scope, agent, name in sorted(
+        metrics.curves, key=lambda key: (key[0] != "train/agg", key[0], key[1], order[key[2]])
     ):
-        series = next(s for s in SERIES if s.name == name)
-        from_cells = metrics.curves.get((scope, agent, FROM_CELLS[0]), [])
-        if name in FROM_CELLS and from_cells:  # computed from the cells
-            suffix = FROM_CELLS_SUFFIX
-            if len(points) > len(from_cells):  # the F1 of earlier steps was logged under the older key
-                suffix = f"{series.suffix} + {FROM_CELLS_SUFFIX}"
-            series = Series(name, suffix, True)
-        last_step, last = points[-1]
-        best_step, best = max(points, key=lambda p: (p[1], -p[0])) if series.higher_is_better else (None, None)
-        rows.append(
-            {
-                "curve": curve_label(scope, agent, name),
-                "key": f"{scope}/effective/{agent}/{series.suffix}",
-                "points": len(points),
-                "last": last,
-                "last_step": last_step,
-                "best": best,
-                "best_step": best_step,
-            }
-        )
+        subset = metrics.subsets[scope][0]
+        row = {"curve": curve_label(scope, agent, name), "scope": subset}
+        row |= _curve_row(metrics.curves, scope, subset, agent, name)
+        if (scope, agent, name) in metrics.effective:
+            row["effective"] = _curve_row(metrics.effective, scope, "effective", agent, name)
+            row["differs"] = metrics.effective[(scope, agent, name)] != metrics.curves[(scope, agent, name)]
+        rows.append(row)
     return rows
 
 
@@ -309,8 +272,68 @@ def _value(value: float | None, step: int | None) -> str:
     return "-" if value is None else f"{value:.3f} ({step})" if abs(value) < 100 else f"{value:.1f} ({step})"
 
 
+def scope_lines(metrics: RunMetrics) -> list[str]:
+    """What the curves were read from: all rollouts with the effective value beside where both scopes were
+    logged, else the one scope a run logged (and what that leaves out)."""
+    scopes = sorted(metrics.subsets, key=lambda scope: (scope != "train/agg", scope))
+    out = []
+    if any(metrics.subsets[scope] == SUBSETS for scope in scopes):
+        out.append(
+            "  scope: all rollouts; effective last = the trained-on batch (eval: the rollouts without an error), "
+            "where it differs"
+        )
+    for scope in scopes:
+        if metrics.subsets[scope] == ("effective",):
+            out.append(
+                f"  {scope}: effective only (logged before drugprot read both scopes, or by an older sandbox): "
+                "without the all-equal groups prime-rl drops"
+            )
+        elif metrics.subsets[scope] != SUBSETS:
+            out.append(f"  {scope}: {metrics.subsets[scope][0]} only")
+    return out
+
+
+def _expected_and_logged(metrics: RunMetrics) -> tuple[float | None, int]:
+    """The empty-batch rate the all-rollouts trainable share predicts (``None`` without it or ``progress/tasks``)
+    and the number of train batches shipped (steps with a trained-on line)."""
+    shares = dict(metrics.curves.get(("train/agg", "agent", "trainable share"), []))
+    expected = None
+    if metrics.subsets.get("train/agg", ("",))[0] == "all" and shares:
+        steps = [step for step in shares if step in metrics.groups]
+        expected = expected_empty_rate([1 - shares[s] for s in steps], [metrics.groups[s] for s in steps])
+    # the shipped steps: the trained-on scope's (the sandbox logs all rollouts at an empty step too; prime-rl does not)
+    shipped = metrics.effective if metrics.subsets.get("train/agg", ("",))[0] == "all" else metrics.curves
+    return expected, len(shipped.get(("train/agg", "agent", "reward"), []))
+
+
+def empty_batches(metrics: RunMetrics) -> dict[str, Any]:
+    """``--json``'s empty-batch record: the log's counts (``None`` without a log) and the expected rate."""
+    expected, logged = _expected_and_logged(metrics)
+    counts = metrics.log
+    seen = None
+    if counts is not None:
+        seen = {"logs": [str(p) for p in counts.paths], "empty": counts.empty, "longest_streak": counts.longest_streak}
+        seen |= {"few_trainable_warnings": counts.few_trainable, "stopped": counts.stopped}
+        seen["rate"] = counts.empty / (counts.empty + logged) if counts.empty + logged else 0.0
+    return {"shipped_steps": logged, "expected_rate": expected, "observed": seen}
+
+
+def empty_batch_lines(metrics: RunMetrics) -> list[str]:
+    """The empty-batch lines: the orchestrator log's counts beside the rate the trainable share predicts."""
+    if "train/agg" not in metrics.subsets:
+        return []
+    expected, logged = _expected_and_logged(metrics)
+    return log_lines(metrics.log, logged, expected)
+
+
+def _beside(row: dict[str, Any]) -> bool:
+    """The table shows a curve's effective last value where it differs from the all-rollouts last value."""
+    return "effective" in row and row["effective"]["last"] != row["last"]
+
+
 def format_table(metrics: RunMetrics) -> str:
-    """The text block of one run: what was read, skipped lines, and last/best per curve."""
+    """The text block of one run: what was read, skipped lines, the scopes, last/best per curve (the trained-on
+    last value beside it where it differs), and the empty train batches."""
     out = [
         f"drugprot curves: {metrics.name}",
         f"  {metrics.path}",
@@ -321,17 +344,22 @@ def format_table(metrics: RunMetrics) -> str:
     rows = summary(metrics)
     if not rows:
         out.append(
-            "  no reward, official-metric, accuracy, answered or completion-length metrics (train/agg/effective/... "
-            "or eval/<env>/effective/...): not an RL run, or the orchestrator logged no step yet"
+            "  no reward, official-metric, accuracy, answered or completion-length metrics (train/agg/{all,"
+            "effective}/... or eval/<env>/{all,effective}/...): not an RL run, or the orchestrator logged no step yet"
         )
         return "\n".join(out)
+    out += scope_lines(metrics)
     width = max(len(r["curve"]) for r in rows) + 2
-    out.append(f"  {'curve':<{width}}{'last (step)':>18}{'best (step)':>18}{'points':>8}")
-    out += [
-        f"  {r['curve']:<{width}}{_value(r['last'], r['last_step']):>18}{_value(r['best'], r['best_step']):>18}"
-        f"{r['points']:>8}"
-        for r in rows
-    ]
+    beside = any(_beside(r) for r in rows)
+    head = f"  {'curve':<{width}}{'last (step)':>18}{'best (step)':>18}{'points':>8}"
+    out.append(head + (f"{'effective last':>18}" if beside else ""))
+    for r in rows:
+        line = f"  {r['curve']:<{width}}{_value(r['last'], r['last_step']):>18}{_value(r['best'], r['best_step']):>18}"
+        line += f"{r['points']:>8}"
+        if _beside(r):
+            line += f"{_value(r['effective']['last'], r['effective']['last_step']):>18}"
+        out.append(line)
+    out += empty_batch_lines(metrics)
     return "\n".join(out)
 
 
@@ -351,9 +379,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace the --plot file if it exists (default: refuse before reading; an input is never replaced)",
     )
     parser.add_argument("--json", action="store_true", help="print the last/best table as JSON instead of text")
+    parser.add_argument(
+        "--log",
+        metavar="PATH",
+        help="the run's orchestrator log, to count its empty train batches (default: the run directory's "
+        "logs/attempt_*/orchestrator.log, or orchestrator.log beside metrics.jsonl); one run only",
+    )
     parser.epilog = (
         f"exit status: 0 read; {EXIT_ERROR} a run has no metrics.jsonl, an empty one, or no readable line, or --plot "
-        "is refused (an input, an existing file without --overwrite, a missing or read-only folder). "
+        "is refused (an input, an existing file without --overwrite, a missing or read-only folder), or --log is "
+        "missing or given with several runs. "
         "Bad lines are skipped, counted and listed, never fatal."
     )
 
@@ -365,7 +400,13 @@ def run(args: argparse.Namespace) -> int:
             inputs = [find_metrics_file(path) for path in args.runs]
             plot = check_outputs([OutputSpec.of("--plot", args.plot)], inputs, overwrite=args.overwrite)[0]
         check_plot_paths(args.plot)  # a bad extension stops before any work
+        if args.log is not None and len(args.runs) > 1:
+            raise OrchestratorLogError(f"--log names one run's log; {len(args.runs)} runs given: pass one run")
+        logs = [check_log(args.log)] if args.log is not None else None
         runs = [read_metrics(path) for path in args.runs]
+        for one in runs:
+            paths = logs if logs is not None else find_logs(one.path.parent)
+            one.log = count_log(paths) if paths else None
         if args.plot:
             plot_curves(runs, args.plot)
     except (DrugprotError, OSError) as exc:
@@ -374,7 +415,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         payload = [
             {"name": r.name, "path": str(r.path), "lines": r.lines, "steps": r.steps, "skipped": r.skipped}
-            | {"curves": summary(r)}
+            | {"subsets": {scope: list(subsets) for scope, subsets in r.subsets.items()}}
+            | {"curves": summary(r), "empty_batches": empty_batches(r)}
             for r in runs
         ]
         print(json.dumps(payload[0] if len(payload) == 1 else {"runs": payload}, indent=2))
@@ -388,6 +430,7 @@ def run(args: argparse.Namespace) -> int:
 __all__ = [
     "CELLS",
     "FROM_CELLS",
+    "MAX_ROLLOUTS",
     "METRICS_FILE",
     "SERIES",
     "CurvesError",
@@ -395,10 +438,12 @@ __all__ = [
     "RunMetrics",
     "Series",
     "curves_of",
+    "empty_batches",
     "find_metrics_file",
     "format_table",
     "official_scores",
     "parse_line",
     "read_metrics",
+    "split_scopes",
     "summary",
 ]

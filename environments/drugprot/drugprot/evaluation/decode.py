@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from drugprot.core.errors import DrugprotConfigError
-from drugprot.core.rewards import check_reward_knob
+from drugprot.core.rewards import checked_reward_knob
 from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import VERSIONS_KEY
 from drugprot.core.versions import from_info as versions_from_info
@@ -97,9 +97,12 @@ def ceiling_of_task(data: dict[str, Any] | None) -> tuple[int, int, int | None] 
 
 def rollout_costs(info: dict[str, Any] | None) -> tuple[float, float] | None:
     """The utility's ``(fp_cost, fn_cost)`` in the rollout's ``info["drugprot"]["versions"]["reward"]``
-    (``Reward.record``), or None (unknown) when it recorded none or a cost the knobs refuse: the reader applies the
-    knob's own check (``check_reward_knob``: a real number from 0 to ``MAX_COST``), so the report, which derives
-    figures from these costs, never meets one it cannot use (fn_cost 5000 or fp_cost 1e308 read as unknown)."""
+    (``Reward.record``) as recorded, or None (unknown) when it recorded none or a cost the knobs refuse. A recorded
+    cost is a fact about the run: it is read as the run recorded it, never moved onto today's reward grid (a run of
+    scorer version 3, before the grid, recorded and ran ``fp_cost`` 0.35, not 0.34375). The reader applies the
+    knob's range check only (``checked_reward_knob``: a real number from 0 to ``MAX_COST``), so the report, which
+    derives figures from these costs, never meets one it cannot use (fn_cost 5000 or fp_cost 1e308 read as
+    unknown)."""
     record = info.get(INFO_KEY) if info is not None else None
     versions = record.get(VERSIONS_KEY) if isinstance(record, dict) else None
     reward = versions.get("reward") if isinstance(versions, dict) else None
@@ -107,8 +110,8 @@ def rollout_costs(info: dict[str, Any] | None) -> tuple[float, float] | None:
         return None
     try:
         return (
-            check_reward_knob("fp_cost", reward.get("fp_cost")),
-            check_reward_knob("fn_cost", reward.get("fn_cost")),
+            checked_reward_knob("fp_cost", reward.get("fp_cost")),
+            checked_reward_knob("fn_cost", reward.get("fn_cost")),
         )
     except DrugprotConfigError:
         return None

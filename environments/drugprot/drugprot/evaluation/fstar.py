@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drugprot.evaluation.stats import LEVEL, multiplicities
+from drugprot.evaluation.resampling import percentile_bounds, resampled
+from drugprot.evaluation.stats import LEVEL
 
 MIN_ROLLOUTS = 4
 """Rollouts per task from which the report calls F* resolved (at 2 or 3 the shares are 1/2 or 1/3 apart)."""
@@ -86,11 +87,9 @@ def _best(f1: Any) -> int:
 
 def f_star(abstracts: Mapping[str, Abstract], *, rollouts_per_task: int, resamples: int, seed: int) -> dict[str, Any]:
     """The ``f_star`` of a report: F* with its threshold, the sweep (per threshold: TP, FP, FN, F1) and, when
-    ``resamples`` > 0 and there are 2 abstracts or more, the bootstrap interval over abstracts (sorted PMID order,
-    as every interval of the report). ``rollouts_per_task``: the fewest of any task (``resolved`` from
-    ``MIN_ROLLOUTS``)."""
-    import numpy as np
-
+    ``resamples`` > 0 (at most ``resampling.MAX_RESAMPLES``) and there are 2 abstracts or more, the bootstrap interval
+    over abstracts (sorted PMID order, as every interval of the report). ``rollouts_per_task``: the fewest of any task
+    (``resolved`` from ``MIN_ROLLOUTS``)."""
     order = [abstracts[pmid] for pmid in sorted(abstracts)]
     ts = thresholds(order)
     gold = sum(a.gold for a in order)
@@ -111,12 +110,14 @@ def f_star(abstracts: Mapping[str, Abstract], *, rollouts_per_task: int, resampl
     ]
     low = high = None
     if resamples > 0 and len(order) >= 2:
-        rng = np.random.default_rng(seed)
-        n, values = len(order), []
-        flat = counts.reshape(n, -1)
-        for start in range(0, resamples, 100):
-            weights = multiplicities(rng.integers(0, n, size=(min(100, resamples - start), n)), n)
-            values.append(_f1((weights @ flat).reshape(-1, len(ts), 3)).max(axis=1))
-        alpha = (1 - LEVEL) / 2
-        low, high = (float(v) for v in np.percentile(np.concatenate(values), [100 * alpha, 100 * (1 - alpha)]))
+        n, flat = len(order), counts.reshape(len(order), -1)
+        distribution = resampled(  # the resamples of every bootstrap of the report (resampling.MAX_RESAMPLES at most)
+            n,
+            lambda weights: _f1((weights @ flat).reshape(-1, len(ts), 3)).max(axis=1)[None, :],
+            rows=1,
+            resamples=resamples,
+            seed=seed,
+        )
+        bounds = percentile_bounds(distribution, LEVEL)
+        low, high = float(bounds[0][0]), float(bounds[1][0])
     return base | {"f1": float(f1[best]), "threshold": ts[best], "low": low, "high": high, "sweep": sweep}

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drugprot.core.rewards import grid_setting
+from drugprot.envs.first_contact import legacy_alias_fix
 from drugprot.evaluation.records import UNKNOWN, VERSION_NAMES
 
 _MAX_EXAMPLES = 10
@@ -68,8 +70,14 @@ def format_failure(report: Mapping[str, Any]) -> list[str]:
         f"  first error: {errored['example']}",
         "  The figures below measure the failure, not the model. Check the endpoint, model name and API key "
         "(or the harness log), then re-run.",
+        *([f"  {fix}."] if (fix := legacy_alias_fix(report["run"].get("model"))) else []),
         "",
     ]
+
+
+def plural(n: int, noun: str) -> str:
+    """``n`` and ``noun``, with an ``s`` unless ``n`` is 1: ``1 abstract``, ``5 abstracts``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def data_name(run: Mapping[str, Any]) -> str:
@@ -110,8 +118,9 @@ def ceiling_line(report: Mapping[str, Any], *, outside: str, one_answer_per_pair
             f"{c['reachable']} reachable"
         )
     return (
-        f"  ceiling (candidates: {c['rule']}): {c['gold_relations']} gold relations in the {c['abstracts']} "
-        f"abstracts, {c['candidates']} on candidates, {c['never_predicted']} {outside}{pairs}{bound}{tasks}"
+        f"  ceiling (candidates: {c['rule']}): {plural(c['gold_relations'], 'gold relation')} in this run's "
+        f"{plural(c['abstracts'], 'abstract')}, {c['candidates']} on candidates, {c['never_predicted']} "
+        f"{outside}{pairs}{bound}{tasks}"
     )
 
 
@@ -130,7 +139,14 @@ def versions_note(cols: Sequence[str], reports: Sequence[Mapping[str, Any]]) -> 
     what = "; ".join(
         f"{name} " + ", ".join(f"{col} {v[name]}" for col, v in zip(cols, versions, strict=True)) for name in differ
     )
-    return f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
+    note = f"  note: the runs differ in {', '.join(differ)} ({what}): compare with care"
+    rewards = [v["reward"] for v in versions]
+    if "reward" in differ and UNKNOWN not in rewards and len({grid_setting(r) for r in rewards}) == 1:
+        note += (
+            "\n  note: their rewards are one setting on the 1/64 reward grid, the one they ran: "
+            f"{grid_setting(rewards[0])}"
+        )
+    return note
 
 
 def has_intervals(intervals: Mapping[str, Any] | None) -> bool:
@@ -154,7 +170,7 @@ def format_intervals_note(intervals: Mapping[str, Any] | None) -> list[str]:
     tasks = f" ({intervals['tasks']} tasks)" if intervals["tasks"] != intervals["abstracts"] else ""
     return [
         f"  [low, high]: {intervals['level']:.0%} {intervals['method']} ({intervals['together']}), "
-        f"{intervals['resamples']} resamples of the {intervals['abstracts']} abstracts{tasks}, "
+        f"{intervals['resamples']} resamples of the {plural(intervals['abstracts'], 'abstract')}{tasks}, "
         f"seed {intervals['seed']} (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)"
     ]
 

@@ -55,7 +55,7 @@ from drugprot.evaluation.records import EXIT_FAILED_RUN, LEGACY_FILE, MOSTLY_ERR
 from drugprot.evaluation.render import counts_text
 from drugprot.evaluation.report_outputs import add_overwrite_argument, prepare_outputs, written_line
 from drugprot.evaluation.runs import find_run_file, load_run, run_documents, run_inputs, skipped_folders
-from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
+from drugprot.evaluation.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, MAX_RESAMPLES
 from drugprot.modes.base import get_mode
 
 
@@ -77,7 +77,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
         metavar="N",
         help=f"resamples of the abstracts (each with all its tasks and rollouts) for the {LEVEL:.0%}% intervals and "
         "the paired comparison "
-        f"(default {DEFAULT_RESAMPLES}; 0: no intervals)",
+        f"(default {DEFAULT_RESAMPLES}; 0: no intervals; at most {MAX_RESAMPLES:,})",
     )
     parser.add_argument(
         "--bootstrap-seed",
@@ -120,13 +120,20 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, seed_alias: bool = 
 
 
 def resamples_arg(text: str) -> int:
-    """``--bootstrap``'s value: a whole number >= 0."""
+    """``--bootstrap``'s value: a whole number from 0 to ``stats.MAX_RESAMPLES`` (checked when the command line is
+    read, before any work: a larger number would only cost time and memory, see ``MAX_RESAMPLES``)."""
+    shown = text if len(text) <= 40 else f"{text[:37]}... ({len(text)} characters)"
     try:
         value = int(text)
-    except ValueError:
+    except ValueError:  # also an integer of more digits than Python converts
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of resamples >= 0 (0: no intervals), got {shown!r}")
+    if value > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_RESAMPLES:,} resamples, got {shown}: beyond that the bootstrap's own Monte Carlo error "
+            "of a 95% bound is under 0.0005 in probability, and every resample costs time and memory"
+        )
     return value
 
 

@@ -43,6 +43,14 @@ from typing import TYPE_CHECKING
 
 from drugprot.core.labels import RELATION_NAMES
 from drugprot.core.metrics import Scores
+from drugprot.evaluation.resampling import (
+    BATCH,
+    MAX_RESAMPLES,
+    check_resamples,
+    multiplicities,
+    percentile_bounds,
+    resampled,
+)
 
 METRICS = ("accuracy", "micro_f1", "macro_f1")
 """The statistics given an interval, in this order in every array below."""
@@ -53,8 +61,6 @@ DEFAULT_SEED = 0
 LEVEL = 0.95
 """Confidence level of every interval."""
 METHOD = "percentile"
-BATCH = 100
-"""Resamples evaluated per call of the statistic (memory: BATCH x tasks multiplicities)."""
 
 _TYPES = len(RELATION_NAMES)
 ROLLOUTS, CORRECT = 0, 1
@@ -156,16 +162,6 @@ def metric_values(totals: Counts) -> Counts:
     return np.stack([accuracy, micro, macro])
 
 
-def multiplicities(indices: npt.NDArray[np.integer], n: int) -> Counts:
-    """How often each of ``n`` tasks was drawn in each resample: ``(..., m)`` indices -> ``(..., n)`` counts."""
-    import numpy as np
-
-    rows = indices.reshape(-1, indices.shape[-1])
-    offsets = (np.arange(rows.shape[0]) * n)[:, None]
-    counts = np.bincount((rows + offsets).ravel(), minlength=rows.shape[0] * n).reshape(rows.shape[0], n)
-    return counts.reshape(*indices.shape[:-1], n).astype(np.float64)
-
-
 def by_abstract(keys: Sequence[str], counts: Counts) -> tuple[list[str], Counts]:
     """Sum the count rows of the tasks of each abstract: the units the bootstrap resamples.
 
@@ -196,8 +192,7 @@ def _validate(counts: Counts, resamples: int) -> None:
         raise ValueError(f"expected a (tasks, {WIDTH}) array of count rows, got shape {counts.shape}")
     if counts.shape[0] < 2:
         raise ValueError(f"a bootstrap needs at least 2 abstracts, got {counts.shape[0]}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    check_resamples(resamples)
 
 
 def _percentile_bootstrap(
@@ -205,22 +200,14 @@ def _percentile_bootstrap(
 ) -> Bootstrap:
     """Percentile intervals of a ``(..., n) multiplicities -> (3, ...)`` statistic over ``n`` units (abstracts).
 
-    Draws ``resamples`` resamples of ``n`` unit indices from ``numpy.random.default_rng(seed)``, ``BATCH`` at a
-    time, and takes the ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles (linear interpolation) of the
-    statistic: exactly what ``scipy.stats.bootstrap(..., method="percentile", batch=BATCH, vectorized=True)``
-    returns for the same generator (tested), without importing ``scipy.stats`` (2.6 s of CPU, 15 times the
-    1,000 resamples of a 6,000-task run).
+    Draws ``resamples`` resamples of ``n`` unit indices (``resampled``) and takes the ``(1 - level) / 2`` and
+    ``(1 + level) / 2`` percentiles (``percentile_bounds``) of the statistic: exactly what
+    ``scipy.stats.bootstrap(..., method="percentile", batch=BATCH, vectorized=True)`` returns for the same
+    generator (tested), without importing ``scipy.stats`` (2.6 s of CPU, 15 times the 1,000 resamples of a
+    6,000-task run).
     """
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    values = []
-    for start in range(0, resamples, BATCH):
-        indices = rng.integers(0, n, size=(min(BATCH, resamples - start), n))
-        values.append(statistic(multiplicities(indices, n)))
-    distribution = np.concatenate(values, axis=-1)
-    alpha = (1 - level) / 2
-    low, high = np.percentile(distribution, [100 * alpha, 100 * (1 - alpha)], axis=-1)
+    distribution = resampled(n, statistic, rows=len(METRICS), resamples=resamples, seed=seed)
+    low, high = percentile_bounds(distribution, level)
     intervals = {name: Interval(float(estimate[i]), float(low[i]), float(high[i])) for i, name in enumerate(METRICS)}
     return Bootstrap(intervals, units=n, resamples=resamples, seed=seed, level=level)
 
@@ -235,7 +222,7 @@ def bootstrap_metrics(counts: Counts, *, resamples: int, seed: int, level: float
         level: confidence level.
 
     Raises:
-        ValueError: fewer than 2 abstracts, fewer than 1 resample, or counts of the wrong shape.
+        ValueError: fewer than 2 abstracts, resamples outside ``1..MAX_RESAMPLES``, or counts of the wrong shape.
     """
     _validate(counts, resamples)
     return _percentile_bootstrap(
@@ -404,9 +391,11 @@ def flips(first: Sequence[bool], second: Sequence[bool], clusters: Sequence[str]
 
 
 __all__ = [
+    "BATCH",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "LEVEL",
+    "MAX_RESAMPLES",
     "METRICS",
     "WIDTH",
     "Bootstrap",

@@ -44,6 +44,11 @@ class TaskMode(ABC):
     """The ``mode`` knob's value (``--env.taskset.mode``)."""
     task_unit: ClassVar[str]
     """What one task is, in words: ``one task per chemical-gene pair``."""
+    cell_bounds: ClassVar[tuple[int, int, int] | None] = None
+    """The most true positives, false positives and false negatives one task's reply scores, for the exactness check
+    of the reward knobs (``drugprot.core.exactness.check_exact_rewards``); None: not checked."""
+    accuracy_grid: ClassVar[int] = 1
+    """The accuracy term is a multiple of ``1 / accuracy_grid`` (0 or 1: 1)."""
 
     # --- the knobs
 

@@ -18,6 +18,7 @@ from drugprot.core.errors import DrugprotConfigError
 from drugprot.core.extraction import ExtractionGold
 from drugprot.core.options import TaskOptions
 from drugprot.core.question import Question, select_tasks
+from drugprot.core.rewards import REWARD_GRID
 from drugprot.core.schema import Document
 from drugprot.core.scoring import EXTRACTION_SCORES, SCORING_ERROR, ExtractionScore, score_extraction
 from drugprot.modes.task import TaskMode
@@ -53,9 +54,17 @@ def is_extraction(data: Mapping[str, Any]) -> bool:
     return data.get("extraction") is not None
 
 
+MAX_CELLS = 64
+"""The most true positives, false positives and false negatives of one abstract's reply the reward's exactness check
+assumes (the 350-abstract training sample's largest abstract has 38 gold relations); a longer reply can earn a reward
+whose all-equal group keeps a float32 advantage of a few ulps."""
+
+
 class ExtractionTasks(TaskMode):
     name: ClassVar[str] = "extraction"
     task_unit: ClassVar[str] = "one task per abstract"
+    cell_bounds: ClassVar[tuple[int, int, int] | None] = (MAX_CELLS, MAX_CELLS, MAX_CELLS)
+    accuracy_grid: ClassVar[int] = REWARD_GRID  # the per-document F1 on the reward grid (``accuracy_term``)
 
     def check_options(self, options: TaskOptions) -> None:
         if options.negatives != 0:

@@ -71,8 +71,9 @@ def _header(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def format_report(report: Mapping[str, Any]) -> str:
-    """The human-readable report of one run."""
+def format_report(report: Mapping[str, Any], *, instead_of_training_lines: str | None = None) -> str:
+    """The human-readable report of one run; ``instead_of_training_lines``, when given, is the one line shown in place
+    of the lines that plan RL training (calibration, step-0 forecast, power): the demo's, for a first reader."""
     k = report["rollouts_per_task"]["max"]
     out = format_failure(report) + _header(report)
     intervals = report.get("intervals")
@@ -93,8 +94,11 @@ def format_report(report: Mapping[str, Any]) -> str:
         "Official DrugProt metric (13 types, multi-label pairs, NO-RELATION never scored)",
         *official_metric_lines(report, majority_row="micro, majority per task"),
         *format_intervals_note(intervals),
-        *calibration_lines(report.get("calibration")),
-        *forecast_lines(report.get("forecast")),
+        *(
+            [*calibration_lines(report.get("calibration")), *forecast_lines(report.get("forecast"))]
+            if instead_of_training_lines is None
+            else [instead_of_training_lines]
+        ),
         "",
     ]
     rows = list(report["per_class"].items())

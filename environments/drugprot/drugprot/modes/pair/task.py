@@ -49,9 +49,16 @@ def _with_no_relation(data: Mapping[str, Any]) -> bool:
     return bool(data.get("with_no_relation", False))
 
 
+MAX_PAIR_TYPES = 3
+"""The most gold relation types one chemical-gene pair carries, for the reward's exactness check (the 350-abstract
+training sample's pairs carry at most 2)."""
+
+
 class PairTasks(TaskMode):
     name: ClassVar[str] = "pair"
     task_unit: ClassVar[str] = "one task per chemical-gene pair"
+    cell_bounds: ClassVar[tuple[int, int, int] | None] = (1, 1, MAX_PAIR_TYPES)
+    """A reply names one type: at most one TP or one FP, and FN for each gold type it misses."""
 
     def questions(self, documents: list[Document], options: TaskOptions) -> list[Question]:
         tasks = select_tasks(build_tasks(documents, negatives=options.negatives, seed=options.seed), options)

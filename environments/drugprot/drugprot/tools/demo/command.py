@@ -35,8 +35,17 @@ from drugprot.tools.demo.sample_run import plan_sample_run, sample_path
 
 DEFAULT_TASKS = 22
 """Tasks a plain ``drugprot demo`` evaluates: the sample's first five abstracts with ``negatives=all``."""
+MAX_ROLLOUTS = 2000
+"""The most rollouts (tasks x ``-r``) a demo runs. The demo shows the flow on a 10-abstract synthetic sample; 344
+rollouts (``--all -r 8``) took 41 s of wall time on a loaded 2-core machine, so 2,000 end well inside the default
+``--timeout`` of 600 s, where an unbounded ``-r`` (10^12) completed no rollout and waited the timeout out."""
 DEFAULT_OUTPUT_DIR = Path("outputs")
 """Where the run directory goes unless ``--output-dir`` names another place (``vf-eval``'s own default)."""
+TRAINING_LINES_NOTE = (
+    "  (--full adds the lines that plan RL training on a real model's run: the calibration, the step-0 forecast and "
+    "the eval size's power)"
+)
+"""What the demo's report shows in place of the report's training lines, unless ``--full``."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="NO-RELATION candidates of the sample tasks: all (default), k per gold pair, or 0",
     )
-    parser.add_argument("-r", "--rollouts", type=int, default=1, help="rollouts per task (default 1)")
+    parser.add_argument(
+        "-r",
+        "--rollouts",
+        type=int,
+        default=1,
+        help=f"rollouts per task (default 1; {MAX_ROLLOUTS:,} rollouts in all at most)",
+    )
     parser.add_argument(
         "-n",
         "--num-tasks",
@@ -88,6 +103,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to allow the eval CLI (default 600)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the report's training lines too (calibration, step-0 forecast, power), as drugprot report prints them",
+    )
     parser.add_argument(
         "-v",
         "--verbose",
@@ -162,7 +182,8 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
     the ``--plot``/``--plot-classes`` files (``drugprot.core.outputs``; the sample file is the input).
 
     Raises:
-        DrugprotConfigError: a bad ``--negatives``, ``--num-tasks``, ``--rollouts`` or ``--timeout``.
+        DrugprotConfigError: a bad ``--negatives``, ``--num-tasks``, ``--rollouts`` or ``--timeout``, or more than
+            ``MAX_ROLLOUTS`` rollouts in all.
         OutputError: an output the policy refuses.
     """
     TaskOptions(negatives=args.negatives)
@@ -175,14 +196,22 @@ def check_options(args: argparse.Namespace) -> dict[str, CheckedOutput]:
         raise DrugprotConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}", knob="timeout")
     with sample_path() as sample:
         inputs = [sample]
-        if not args.all:
-            plan = plan_sample_run(sample, negatives=args.negatives, num_tasks=None, rollouts=args.rollouts)
-            if args.num_tasks > plan.available:
-                raise DrugprotConfigError(
-                    f"-n {args.num_tasks} is more than the {plan.available} tasks the sample has with "
-                    f"negatives={args.negatives}: give -n {plan.available} or less, or --all",
-                    knob="num_tasks",
-                )
+        plan = plan_sample_run(sample, negatives=args.negatives, num_tasks=None, rollouts=1)
+        if not args.all and args.num_tasks > plan.available:
+            raise DrugprotConfigError(
+                f"-n {args.num_tasks} is more than the {plan.available} tasks the sample has with "
+                f"negatives={args.negatives}: give -n {plan.available} or less, or --all",
+                knob="num_tasks",
+            )
+    tasks = plan.available if args.all else args.num_tasks
+    if tasks * args.rollouts > MAX_ROLLOUTS:
+        per = f"{tasks} task{'s' if tasks != 1 else ''} x {args.rollouts}"
+        raise DrugprotConfigError(
+            f"-r {args.rollouts} makes {tasks * args.rollouts:,} rollouts ({per}), more than the demo's "
+            f"{MAX_ROLLOUTS:,}: give -r {max(1, MAX_ROLLOUTS // tasks)} or less (the demo shows the flow; "
+            "for a larger run, serve a baseline with `drugprot serve` and run the eval CLI)",
+            knob="rollouts",
+        )
     check_folder_output("--output-dir", args.output_dir, inputs)
     named = (("--plot", args.plot), ("--plot-classes", args.plot_classes))
     checked = check_outputs([OutputSpec.of(f, p) for f, p in named if p], inputs, overwrite=args.overwrite)
@@ -259,6 +288,6 @@ def _score(result: DemoRun, args: argparse.Namespace, outputs: Mapping[str, Chec
         print(json.dumps({**report, "demo": demo}, indent=2, allow_nan=False))
         print("\n".join(footer(result, args, written)), file=sys.stderr)
     else:
-        print(format_report(report))
+        print(format_report(report, instead_of_training_lines=None if args.full else TRAINING_LINES_NOTE))
         print("\n".join(footer(result, args, written)))
     return EXIT_OK

@@ -5,14 +5,17 @@ RL run on drugprot with the default recipe (``reward = utility + 0.125 x format`
 candidates): the share of right answers rising from ~0.3, format rising to ~1, completions shortening, fewer groups
 carrying a gradient as the policy sharpens. The lines have the layout prime-rl 559b447's file monitor writes
 (``drugprot.evaluation.curves`` documents it): per step the trainer's line (loss, learning rate) and the
-orchestrator's train line (``train/agg/effective/agent/...``), and every ``EVAL_EVERY`` steps an eval line for
-``drugprot-validation`` whose ``step`` is a float, as prime-rl writes it.
+orchestrator's train line in both scopes (``train/agg/all/agent/...`` over every rollout,
+``train/agg/effective/agent/...`` over the groups whose rewards differ, the ones prime-rl's zero-advantage filter
+ships) with ``progress/tasks``, and every ``EVAL_EVERY`` steps an eval line for ``drugprot-validation`` (both scopes,
+the same numbers: no rollout fails) whose ``step`` is a float, as prime-rl writes it.
 
-Each step draws whole rollouts (``TRAIN_ROLLOUTS`` a step, ``EVAL_ROLLOUTS`` an eval), each with its official cells,
-and logs their means as prime-rl's ``Stat.mean`` does (``sum / len``), so the official micro-F1 that ``drugprot
-curves`` computes from the cells is that of the step's rollouts: the reward terms as prime-rl logs them (each times
-its weight: ``rewards/accuracy/mean`` is 0 under the default weights), and the unweighted metrics ``correct``,
-``official_tp``, ``official_fp``, ``official_fn`` and ``answered``, plus ``is_trainable`` / ``is_admitted``.
+Each step draws ``GROUPS`` groups of ``GROUP_SIZE`` whole rollouts (a group is all-equal, one rollout repeated, with a
+share that grows as the policy sharpens; the others draw each rollout), each with its official cells, and logs their
+means as prime-rl's ``Stat.mean`` does (``sum / len``), so the official micro-F1 that ``drugprot curves`` computes
+from the cells is that of the scope's rollouts: the reward terms as prime-rl logs them (each times its weight:
+``rewards/accuracy/mean`` is 0 under the default weights), and the unweighted metrics ``correct``, ``official_tp``,
+``official_fp``, ``official_fn`` and ``answered``, plus ``is_trainable`` / ``is_admitted``.
 
 Run ``python -m drugprot.tools.sample.build_metrics`` after editing; ``tests/tools/sample/test_build_metrics.py`` checks
 that the committed file is what this script writes and what ``drugprot curves`` reads from it.
@@ -31,13 +34,15 @@ RUN_DIR = Path(__file__).with_name("synthetic-prime-rl-run")
 METRICS = RUN_DIR / "metrics.jsonl"
 STEPS = 60
 EVAL_EVERY = 10
-TRAIN_ROLLOUTS = 256
+GROUPS = 32
+GROUP_SIZE = 8
+TRAIN_ROLLOUTS = GROUPS * GROUP_SIZE
 EVAL_ROLLOUTS = 500
 POSITIVE_SHARE = 0.3
 """The share of pair tasks that are gold pairs (one gold type each); the others are NO-RELATION candidates."""
 T0 = 1_764_763_200.0  # a fixed clock, so the file is the same at every rebuild
-_TRAIN = "train/agg/effective/agent"
-_EVAL = "eval/drugprot-validation/effective/agent"
+_TRAIN = "train/agg/{subset}/agent"
+_EVAL = "eval/drugprot-validation/{subset}/agent"
 
 
 def _rollout(rng: random.Random, skill: float, fmt: float) -> dict[str, float]:
@@ -70,6 +75,32 @@ def _episode(prefix: str, rollouts: list[dict[str, float]], tokens: float) -> di
     }
 
 
+def _reward(rollout: dict[str, float]) -> float:
+    return rollout["utility"] * DEFAULT_WEIGHTS.utility + rollout["format"] * DEFAULT_WEIGHTS.format
+
+
+def _train_step(rng: random.Random, skill: float, fmt: float, equal_share: float, tokens: float) -> dict[str, float]:
+    """The orchestrator's train metrics of one step, both scopes: ``GROUPS`` groups, each all-equal (one rollout
+    repeated) with probability ``equal_share``, else ``GROUP_SIZE`` rollouts drawn (all-equal too if they tie)."""
+    groups = []
+    for _ in range(GROUPS):
+        if rng.random() < equal_share:
+            groups.append([_rollout(rng, skill, fmt)] * GROUP_SIZE)
+        else:
+            groups.append([_rollout(rng, skill, fmt) for _ in range(GROUP_SIZE)])
+    mixed = [group for group in groups if len({_reward(r) for r in group}) > 1]
+    rollouts = [r for group in groups for r in group]
+    shipped = [r for group in mixed for r in group]
+    metrics = _episode(_TRAIN.format(subset="all"), rollouts, tokens)
+    metrics[_TRAIN.format(subset="all") + "/is_trainable/mean"] = len(shipped) / len(rollouts)
+    if shipped:  # prime-rl logs no line for an empty batch; with 32 groups a step is never empty here
+        metrics |= _episode(_TRAIN.format(subset="effective"), shipped, tokens)
+        metrics[_TRAIN.format(subset="effective") + "/is_trainable/mean"] = 1.0
+    for subset in ("all", "effective"):
+        metrics[_TRAIN.format(subset=subset) + "/is_admitted/mean"] = 1.0  # no admission gate: every rollout admitted
+    return metrics | {"progress/rollouts": len(rollouts), "progress/tasks": GROUPS}
+
+
 def metrics_lines(steps: int = STEPS, seed: int = 0) -> list[dict[str, Any]]:
     """The file's lines, in the order prime-rl appends them."""
     rng = random.Random(seed)
@@ -79,17 +110,18 @@ def metrics_lines(steps: int = STEPS, seed: int = 0) -> list[dict[str, Any]]:
         skill = min(1.0, max(0.0, 0.3 + 0.35 * progress + rng.gauss(0, 0.04)))
         fmt = min(1.0, max(0.0, 0.8 + 0.2 * progress + rng.gauss(0, 0.02)))
         tokens = 900 - 420 * progress + rng.gauss(0, 25)
+        equal_share = min(1.0, max(0.0, 0.3 + 0.45 * progress + rng.gauss(0, 0.03)))
         time = T0 + 60 * step
-        train = _episode(_TRAIN, [_rollout(rng, skill, fmt) for _ in range(TRAIN_ROLLOUTS)], tokens)
-        train[f"{_TRAIN}/is_trainable/mean"] = round(0.7 - 0.45 * progress + rng.gauss(0, 0.03), 4)
-        train[f"{_TRAIN}/is_admitted/mean"] = 1.0  # no admission gate: every rollout admitted
+        train = _train_step(rng, skill, fmt, equal_share, tokens)
         lines.append({"step": step, "time": time, "loss/mean": round(0.02 * rng.random(), 5), "optim/lr": 1e-6})
         lines.append({"step": step, "time": time + 1, **train})
         if step % EVAL_EVERY == 0 or step == steps - 1:
             eval_skill = min(1.0, max(0.0, 0.28 + 0.3 * progress + rng.gauss(0, 0.02)))
             eval_fmt = min(1.0, 0.82 + 0.18 * progress)
             rollouts = [_rollout(rng, eval_skill, eval_fmt) for _ in range(EVAL_ROLLOUTS)]
-            lines.append({"step": float(step), "time": time + 2, **_episode(_EVAL, rollouts, tokens + 30)})
+            scopes = {k: v for subset in ("all", "effective") for k, v in
+                      _episode(_EVAL.format(subset=subset), rollouts, tokens + 30).items()}  # fmt: skip
+            lines.append({"step": float(step), "time": time + 2, **scopes})
     return lines
 
 
