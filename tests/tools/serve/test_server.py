@@ -57,6 +57,7 @@ def test_record_false_still_counts_requests() -> None:
         ({"port": True}, "port must be a whole number from 0 (any free port) to 65535, got True"),
         ({"delay": float("nan")}, "delay must be from 0 to 86400 seconds, got nan"),
         ({"chunk_delay": -0.5}, "chunk_delay must be from 0 to 86400 seconds, got -0.5"),
+        ({"limit_concurrency": 1}, "limit_concurrency must be a whole number >= 2, got 1"),
         (
             {"chunk_size": 0},
             "chunk_size must be at least 1 character, or 0 / None for the whole text in one delta, got 0",
@@ -71,7 +72,7 @@ def test_bad_limits_are_refused(kwargs: dict, message: str) -> None:
 
 def test_binds_loopback_only_and_offers_no_host_option(capsys: pytest.CaptureFixture[str]) -> None:
     with OpenAIServer() as srv:
-        assert srv._httpd is not None and srv._httpd.server_address[0] == "127.0.0.1"
+        assert srv.address[0] == "127.0.0.1"
         assert srv.base_url.startswith("http://127.0.0.1:")
     with pytest.raises(SystemExit):
         build_server(["--host", "0.0.0.0"])
@@ -132,14 +133,13 @@ def test_stop_closes_idle_keep_alive_connections_and_port() -> None:
 
 
 def test_a_client_that_never_finishes_its_headers_is_closed_after_the_header_timeout() -> None:
-    """Each stalled client holds a thread only ``header_timeout`` seconds: the server closes it, and the threads end.
+    """Each stalled client holds its connection (and a ``limit_concurrency`` place) only ``header_timeout`` seconds.
     Bounds are one-sided or generous (load can only make the close later, never earlier)."""
     import socket
 
     timeout, clients = 0.5, 8
     with OpenAIServer(fixed_responder("x"), header_timeout=timeout) as srv:
         url = urlsplit(srv.base_url)
-        before = set(threading.enumerate())  # threads of earlier tests may end meanwhile: only new ones count
         socks = [socket.create_connection((url.hostname, url.port), timeout=60) for _ in range(clients)]
         start = time.monotonic()
         for sock in socks:
@@ -148,15 +148,30 @@ def test_a_client_that_never_finishes_its_headers_is_closed_after_the_header_tim
             assert sock.recv(1) == b""  # closed by the server, not by our 60 s
             sock.close()
         assert time.monotonic() - start >= timeout
-        deadline = time.monotonic() + 60
-        while set(threading.enumerate()) - before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert set(threading.enumerate()) - before == set()
+        silent = socket.create_connection((url.hostname, url.port), timeout=60)  # a client that never sends a byte
+        assert silent.recv(1) == b""
+        silent.close()
         # a kept-alive connection that idles is closed the same way; a request in time is answered
         conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
         conn.request("GET", "/v1/models")
         assert conn.getresponse().read().startswith(b"{")
         assert conn.sock.recv(1) == b""
+
+
+def test_at_limit_concurrency_open_connections_a_request_gets_503() -> None:
+    """uvicorn's ``limit_concurrency`` counts the connection asking: at 2, one other open connection fills it."""
+    import socket
+
+    with OpenAIServer(fixed_responder("x"), limit_concurrency=2) as srv:
+        url = urlsplit(srv.base_url)
+        with socket.create_connection((url.hostname, url.port), timeout=60) as idle:  # accepted before the next
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+            conn.request("GET", "/v1/models")
+            response = conn.getresponse()
+            assert (response.status, response.read()) == (503, b"Service Unavailable")
+            conn.close()
+            idle.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert idle.recv(12) == b"HTTP/1.1 200"  # the 503 closed its connection: the open one is served
 
 
 def test_a_client_that_trickles_its_headers_is_closed_at_one_deadline_not_one_per_byte() -> None:
