@@ -29,6 +29,12 @@ def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str
         assert capsys.readouterr().err.splitlines() == [
             f"drugprot serve: error: --temperature must be a number from 0 to 100, got {float(bad)}"
         ]
+    for seed in ("0", "7"):  # at temperature 0 nothing is drawn: a seed would be silently ignored
+        assert cli_main(["serve", "--baseline", "lexical", "--seed", seed, "--data-path", "no-such-file.jsonl"]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            "drugprot serve: error: --seed seeds the draws of --temperature; at --temperature 0 every answer is the "
+            "lexical one and nothing is drawn: add --temperature T (above 0) or leave --seed out"
+        ]
     missing = "no-such-file.jsonl"
     assert cli_main(["serve", "--baseline", "lexical", "--data-path", missing]) == 2
     (line,) = capsys.readouterr().err.splitlines()
@@ -50,6 +56,7 @@ def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str
         (["--body-timeout", "inf"], "--body-timeout must be above 0 and at most 86400 seconds, got inf"),
         (["--header-timeout", "nan"], "--header-timeout must be above 0 and at most 86400 seconds, got nan"),
         (["--max-body-bytes", "-1"], "--max-body-bytes must be >= 0, got -1"),
+        (["--limit-concurrency", "1"], "--limit-concurrency must be a whole number >= 2, got 1"),
     ],
 )
 def test_serve_refuses_a_setting_the_server_would_refuse_in_one_line(
