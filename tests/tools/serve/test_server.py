@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import threading
 import time
 from urllib.parse import urlsplit
@@ -219,3 +220,25 @@ def test_record_false_keeps_no_requests() -> None:
     with OpenAIServer(fixed_responder("x"), record=False) as srv:
         openai.OpenAI(base_url=srv.base_url, api_key="k").chat.completions.create(model="m", messages=MESSAGES)
         assert srv.requests == []
+
+
+def test_one_large_request_peaks_at_a_small_multiple_of_its_body() -> None:
+    """A 15.4 MiB prompt (under the 16 MiB bound) costs the server its body, the decoded text and the parsed
+    string: about 3x the body at the peak (it was 14x, when token counting held a string per token). tracemalloc
+    sees every Python allocation, the server's threads' included; the client's body is made before it starts."""
+    import tracemalloc
+
+    text = ("Aspirin inhibits COX-1 in platelets. " * 500_000)[: int(15.4 * 1024 * 1024) - 100]
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+    del text
+    with OpenAIServer(fixed_responder("x"), record=False) as srv:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            status, _, reply = raw(srv, "POST", "/v1/chat/completions", body)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    assert (status, reply["usage"]["prompt_tokens"]) == (200, 3_491_453)  # 8 per 37-character sentence, and 5
+    assert peak - before < 4 * len(body)
