@@ -68,7 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=16, help="characters per streamed delta (0 = whole)")
     parser.add_argument("--api-key", default=None, help="require this bearer token")
     parser.add_argument(
-        "--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body accepted (413 above)"
+        "--max-body-bytes",
+        type=int,
+        default=MAX_BODY_BYTES,
+        help="largest request body accepted (413 above, before the body is read; a chunked body as it arrives)",
     )
     parser.add_argument(
         "--body-timeout", type=float, default=BODY_TIMEOUT, help="seconds to receive a request body (408 after)"
