@@ -165,12 +165,13 @@ class _Uvicorn(uvicorn.Server):
 
 
 def _log_config(verbose: bool) -> dict[str, Any] | None:
-    """uvicorn's own logging, its access lines on stderr, when ``verbose``; else none (errors reach stderr through
-    Python's last-resort handler)."""
+    """uvicorn's own logging when ``verbose``: a line per request and its warnings, on stderr (not its start-up lines:
+    the first line stays ``serving <url>``); else none (errors reach stderr through Python's last-resort handler)."""
     if not verbose:
         return None
     config = copy.deepcopy(LOGGING_CONFIG)
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    config["loggers"]["uvicorn.error"]["level"] = "WARNING"
     return config
 
 
@@ -294,7 +295,7 @@ class OpenAIServer:
             backlog=1024,  # benchmarks open many connections at once
             server_header=False,
             log_config=_log_config(self.verbose),
-            log_level="info" if self.verbose else "error",
+            log_level=None if self.verbose else "error",
             access_log=self.verbose,
         )
         server = _Uvicorn(config)
