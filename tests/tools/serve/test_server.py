@@ -118,7 +118,7 @@ def test_delay_is_applied() -> None:
 def test_stop_closes_idle_keep_alive_connections_and_port() -> None:
     srv = OpenAIServer(fixed_responder("x")).start()
     url = urlsplit(srv.base_url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
     conn.request("GET", "/v1/models")
     conn.getresponse().read()  # the connection now idles in keep-alive
 
@@ -129,7 +129,7 @@ def test_stop_closes_idle_keep_alive_connections_and_port() -> None:
     with pytest.raises(ServerStateError, match="server is not running"):
         _ = srv.base_url
     with pytest.raises(ConnectionRefusedError):
-        http.client.HTTPConnection(url.hostname, url.port, timeout=2).connect()
+        http.client.HTTPConnection(url.hostname, url.port, timeout=60).connect()
     srv.stop()  # idempotent
 
 
