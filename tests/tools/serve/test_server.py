@@ -141,8 +141,8 @@ def test_a_client_that_never_finishes_its_headers_is_closed_after_the_header_tim
     timeout, clients = 0.5, 8
     with OpenAIServer(fixed_responder("x"), header_timeout=timeout) as srv:
         url = urlsplit(srv.base_url)
+        start = time.monotonic()  # before the connections: the server's deadline starts when it accepts each
         socks = [socket.create_connection((url.hostname, url.port), timeout=60) for _ in range(clients)]
-        start = time.monotonic()
         for sock in socks:
             sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # no blank line: headers unfinished
         for sock in socks:
@@ -197,9 +197,10 @@ def test_a_client_that_trickles_its_headers_is_closed_at_one_deadline_not_one_pe
     timeout = 0.5
     with OpenAIServer(fixed_responder("x"), header_timeout=timeout) as srv:
         url = urlsplit(srv.base_url)
+        start = time.monotonic()  # before the connection: the server's deadline starts when it accepts it
         with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
             sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
-            start, sent, closed = time.monotonic(), 0, False
+            sent, closed = 0, False
             while sent < 1200 and not closed:
                 try:
                     sock.sendall(b"X")
