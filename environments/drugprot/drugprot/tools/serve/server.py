@@ -152,9 +152,9 @@ class _Uvicorn(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
         await super().startup(sockets)
+        self.ready.set()
 
     async def main_loop(self) -> None:
-        self.ready.set()
         assert self._stopping is not None
         await self._stopping.wait()
 
