@@ -67,6 +67,20 @@ def test_serve_refuses_a_setting_the_server_would_refuse_in_one_line(
     assert capsys.readouterr().err.splitlines() == [f"drugprot serve: error: {message}"]
 
 
+def test_serve_on_a_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+    import os
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli_main(["serve", "--port", str(port), "--reply", "x"]) == 2
+    in_use = f"[Errno {errno.EADDRINUSE}] {os.strerror(errno.EADDRINUSE)}"
+    assert capsys.readouterr().err.splitlines() == [f"drugprot serve: error: {in_use}"]
+
+
 def test_serve_exits_130_on_ctrl_c_like_every_command() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "drugprot.tools.cli", "serve", "--port", "0", "--reply", "x"],
