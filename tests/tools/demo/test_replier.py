@@ -113,3 +113,52 @@ def test_a_tiny_temperature_answers_as_the_lexical_baseline() -> None:
     for task in tasks:
         lexical = _label(reply_text(predict("lexical", task, with_no_relation=True)))
         assert _label(replier.reply(question_for(task, with_no_relation=True).prompt)) == lexical
+
+
+@pytest.mark.parametrize(
+    ("negatives", "fallback"),
+    [("all", "<think>the prompt is not one of this run's questions, so NO-RELATION.</think>\n\\boxed{N}"),
+     (0, "<think>the prompt is not one of this run's questions, so INHIBITOR.</think>\n\\boxed{E}")],
+)  # fmt: skip
+def test_a_tiny_temperature_answers_a_prompt_of_no_question_with_the_setting_s_fallback(
+    negatives: int | str, fallback: str
+) -> None:
+    """At T 0.001 every other option's weight underflows to 0: the fallback is still drawn (it is among the options
+    of the run's setting), as at T 0."""
+    with demo.sample_path() as path:
+        replier = demo.lexical_replier(demo.sample_options(path, negatives=negatives), temperature=0.001, seed=0)
+    assert [replier.reply("What is 2 + 2?") for _ in range(3)] == [fallback] * 3
+
+
+def test_a_prompt_of_no_question_keeps_the_fallback_s_mass_at_a_temperature() -> None:
+    """At T 0.25 the fallback N is drawn with probability e^4 / (e^4 + 13) = 0.81, not uniformly over the 13 types."""
+    with demo.sample_path() as path:
+        replier = demo.lexical_replier(demo.sample_options(path, negatives="all"), temperature=0.25, seed=0)
+    labels = [_label(replier.reply("What is 2 + 2?")) for _ in range(400)]
+    assert labels.count("N") == 324  # 0.81 of 400; seeded by (0, n, prompt): the same count every run
+    assert len(set(labels)) == 14  # every option of the setting, N among them
+
+
+def test_prompts_of_no_question_are_counted_by_digest_and_boundedly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """150 prompts of 512 KiB keep 150 digests, not 75 MiB of keys; beyond the bound the least recently asked is
+    forgotten, and its next request is drawn as its first was."""
+    import tracemalloc
+
+    from drugprot.tools.demo import replier as replier_module
+
+    with demo.sample_path() as path:
+        options = demo.sample_options(path, negatives="all")
+        replier, fresh, again = (demo.lexical_replier(options, temperature=0.5, seed=0) for _ in range(3))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(150):
+            replier.reply(f"{i:03d}" + "x" * (512 * 1024))
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1024 * 1024  # a digest and a count each (the prompts themselves were 75 MiB)
+    monkeypatch.setattr(replier_module, "MAX_UNKNOWN_PROMPTS", 3)
+    first = [fresh.reply(p) for p in ("a", "b", "c", "d")]  # "a" is forgotten when "d" comes
+    assert [fresh.count(p) for p in ("b", "c", "d", "a")] == [1, 1, 1, 0]
+    assert again.reply("a") == first[0]

@@ -150,3 +150,23 @@ def test_main_exits_1_on_a_bad_or_missing_script(tmp_path: Path, capsys: pytest.
     missing = tmp_path / "missing.json"
     assert main(["--port", "0", "--script", str(missing)]) == 1
     assert capsys.readouterr().err == f"error: [Errno 2] No such file or directory: '{missing}'\n"
+
+
+def test_verbose_logs_each_request_to_stderr_after_the_serving_line() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "drugprot.tools.serve", "--port", "0", "--reply", "x", "-v"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        assert line.startswith("serving http://127.0.0.1:")
+        openai.OpenAI(base_url=line.split()[1], api_key="k", max_retries=0).models.list()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)  # a bound against a hang only
+    assert (proc.returncode, out) == (130, "")
+    logged, stopped = err.splitlines()
+    assert logged.startswith("INFO:     127.0.0.1:") and logged.endswith(' - "GET /v1/models HTTP/1.1" 200 OK')
+    assert stopped == "stopped (Ctrl-C)"

@@ -29,6 +29,12 @@ def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str
         assert capsys.readouterr().err.splitlines() == [
             f"drugprot serve: error: --temperature must be a number from 0 to 100, got {float(bad)}"
         ]
+    for seed in ("0", "7"):  # at temperature 0 nothing is drawn: a seed would be silently ignored
+        assert cli_main(["serve", "--baseline", "lexical", "--seed", seed, "--data-path", "no-such-file.jsonl"]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            "drugprot serve: error: --seed seeds the draws of --temperature; at --temperature 0 every answer is the "
+            "lexical one and nothing is drawn: add --temperature T (above 0) or leave --seed out"
+        ]
     missing = "no-such-file.jsonl"
     assert cli_main(["serve", "--baseline", "lexical", "--data-path", missing]) == 2
     (line,) = capsys.readouterr().err.splitlines()
@@ -50,6 +56,7 @@ def test_serve_refuses_bad_options_in_one_line(capsys: pytest.CaptureFixture[str
         (["--body-timeout", "inf"], "--body-timeout must be above 0 and at most 86400 seconds, got inf"),
         (["--header-timeout", "nan"], "--header-timeout must be above 0 and at most 86400 seconds, got nan"),
         (["--max-body-bytes", "-1"], "--max-body-bytes must be >= 0, got -1"),
+        (["--limit-concurrency", "1"], "--limit-concurrency must be a whole number >= 2, got 1"),
     ],
 )
 def test_serve_refuses_a_setting_the_server_would_refuse_in_one_line(
@@ -58,6 +65,20 @@ def test_serve_refuses_a_setting_the_server_would_refuse_in_one_line(
     """The server's own rules (``check_settings``), checked before any data is read (``--baseline`` included)."""
     assert cli_main(["serve", "--baseline", "lexical", "--data-path", "no-such-file.jsonl", *argv]) == 2
     assert capsys.readouterr().err.splitlines() == [f"drugprot serve: error: {message}"]
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+    import os
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli_main(["serve", "--port", str(port), "--reply", "x"]) == 2
+    in_use = f"[Errno {errno.EADDRINUSE}] {os.strerror(errno.EADDRINUSE)}"
+    assert capsys.readouterr().err.splitlines() == [f"drugprot serve: error: {in_use}"]
 
 
 def test_serve_exits_130_on_ctrl_c_like_every_command() -> None:

@@ -23,37 +23,55 @@ CONTENT_TOKENS, REASONING_TOKENS = 9, 6
 def raw(server: OpenAIServer, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
     """One raw HTTP request (for what the SDK cannot send): returns (status, headers, parsed JSON body)."""
     url = urlsplit(server.base_url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
     try:
         conn.request(method, path, body=body, headers=headers or {})
         response = conn.getresponse()
-        return response.status, dict(response.getheaders()), json.loads(response.read())
+        return response.status, _headers(response), json.loads(response.read())
     finally:
         conn.close()
 
 
-def exchange(server: OpenAIServer, data: bytes, *, end_upload: bool = False) -> tuple[int, dict, dict, bool]:
+def _headers(response: http.client.HTTPResponse) -> dict[str, str]:
+    """The response's headers, each name capitalized as HTTP/1.1 prints it (``Content-Type``; uvicorn sends
+    lowercase)."""
+    return {name.title(): value for name, value in response.getheaders()}
+
+
+def exchange(server: OpenAIServer, data: bytes) -> tuple[int, dict, dict | str, bool]:
     """Send raw bytes (for what no client library sends), read one response.
 
-    Returns (status, headers, parsed JSON body, whether the server then closed the connection). With
-    ``end_upload`` the client shuts down its sending side after ``data`` (a body cut short).
+    Returns (status, headers, body: parsed when JSON, else text, whether the server then closed the connection).
+    The 60 s socket timeout only bounds a hang.
     """
     url = urlsplit(server.base_url)
     with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
         sock.sendall(data)
-        if end_upload:
-            sock.shutdown(socket.SHUT_WR)
         response = http.client.HTTPResponse(sock)
         response.begin()
-        status, headers, body = response.status, dict(response.getheaders()), json.loads(response.read())
+        status, headers, data = response.status, _headers(response), response.read()
+        body = json.loads(data) if headers.get("Content-Type") == "application/json" else data.decode()
         closed = headers.get("Connection") == "close" and sock.recv(1) == b""
         return status, headers, body, closed
+
+
+def closed_unanswered(server: OpenAIServer, data: bytes) -> bool:
+    """Send raw bytes, then end the upload: whether the server closes the connection without a byte of answer."""
+    url = urlsplit(server.base_url)
+    with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        return sock.recv(1) == b""
 
 
 def post(length: str | int, body: bytes = b"", extra: str = "") -> bytes:
     """A raw chat-completions POST with the given Content-Length header and (possibly shorter) body."""
     head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n{extra}\r\n"
     return head.encode() + body
+
+
+H11_400 = "Invalid HTTP request received."
+"""uvicorn's plain-text answer to what h11 cannot parse."""
 
 
 def error_body(status: int, message: str) -> dict:

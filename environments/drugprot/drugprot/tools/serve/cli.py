@@ -12,9 +12,9 @@ from pathlib import Path
 
 from drugprot.core.errors import DrugprotError
 from drugprot.core.outputs import EXIT_INTERRUPTED
-from drugprot.tools.serve.http_handler import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES
+from drugprot.tools.serve.app import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES
 from drugprot.tools.serve.replies import Reply, Responder, fixed_responder, scripted_responder
-from drugprot.tools.serve.server import OpenAIServer, ServerSettingError, check_settings
+from drugprot.tools.serve.server import LIMIT_CONCURRENCY, OpenAIServer, ServerSettingError, check_settings
 
 _REPLY_FIELDS = ("content", "reasoning_content", "finish_reason")
 
@@ -68,7 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=16, help="characters per streamed delta (0 = whole)")
     parser.add_argument("--api-key", default=None, help="require this bearer token")
     parser.add_argument(
-        "--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body accepted (413 above)"
+        "--max-body-bytes",
+        type=int,
+        default=MAX_BODY_BYTES,
+        help="largest request body accepted (413 above, before the body is read; a chunked body as it arrives)",
     )
     parser.add_argument(
         "--body-timeout", type=float, default=BODY_TIMEOUT, help="seconds to receive a request body (408 after)"
@@ -77,8 +80,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--header-timeout",
         type=float,
         default=HEADER_TIMEOUT,
-        help="seconds a connection may stay silent while a request's headers (or the next request) are awaited; "
-        "then it is closed",
+        help="seconds a connection has to deliver a request's line and headers whole, from when the server awaits "
+        "it (a new connection, or the next request on a kept-alive one; uvicorn's timeout_keep_alive, as one "
+        "deadline); then it is closed",
+    )
+    parser.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=LIMIT_CONCURRENCY,
+        help="open connections (or requests in flight) beyond which a request gets 503 (uvicorn's limit_concurrency)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request to stderr")
 
@@ -92,6 +102,7 @@ def settings_of(args: argparse.Namespace) -> dict[str, object]:
         "max_body_bytes": args.max_body_bytes,
         "body_timeout": args.body_timeout,
         "header_timeout": args.header_timeout,
+        "limit_concurrency": args.limit_concurrency,
     }
 
 

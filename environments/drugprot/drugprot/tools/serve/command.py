@@ -44,7 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --baseline: draw each answer at this temperature (the lexical answer scores 1, every other "
         "option 0; 0 = always the lexical answer), so a -r 4 run has vote shares to read",
     )
-    parser.add_argument("--seed", type=int, default=0, help="with --temperature: the draws' seed")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="with --temperature above 0: the draws' seed (default 0)"
+    )
 
 
 def baseline_responder(args: argparse.Namespace) -> Responder:
@@ -56,7 +58,7 @@ def baseline_responder(args: argparse.Namespace) -> Responder:
     from drugprot.tools.demo.replier import lexical_replier  # the demo's "model" (imports the data layer)
 
     options = TaskOptions(split=args.split, data_path=args.data_path, negatives=args.negatives)
-    return lexical_replier(options, temperature=args.temperature, seed=args.seed)
+    return lexical_replier(options, temperature=args.temperature, seed=args.seed or 0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,12 +76,18 @@ def run(args: argparse.Namespace) -> int:
                 knob="temperature",
             )
         if args.baseline is None and (
-            args.data_path is not None or args.negatives != "0" or args.temperature != 0 or args.seed != 0
+            args.data_path is not None or args.negatives != "0" or args.temperature != 0 or args.seed is not None
         ):
             raise DrugprotConfigError(
                 "--data-path, --negatives, --temperature and --seed set the answers of --baseline; add --baseline "
                 "lexical",
                 knob="baseline",
+            )
+        if args.seed is not None and args.temperature == 0:
+            raise DrugprotConfigError(
+                "--seed seeds the draws of --temperature; at --temperature 0 every answer is the lexical one and "
+                "nothing is drawn: add --temperature T (above 0) or leave --seed out",
+                knob="seed",
             )
         responder = baseline_responder(args) if args.baseline else None
         if args.baseline and not args.model:

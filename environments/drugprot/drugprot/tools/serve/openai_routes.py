@@ -1,4 +1,7 @@
-"""The OpenAI routes: ``POST /v1/chat/completions`` (one JSON object or an SSE stream) and ``GET /v1/models``."""
+"""The OpenAI routes: ``POST /v1/chat/completions`` (one JSON object or an SSE stream) and ``GET /v1/models``.
+
+Each route is a function from the server (its responder and settings) and the parsed JSON body to a
+:class:`~drugprot.tools.serve.app.Response`; :data:`ROUTES` is what the ASGI application serves."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from collections.abc import Iterator
 from http import HTTPStatus
 from typing import Any
 
-from drugprot.tools.serve.http_handler import BadRequest, JSONHandler
+from drugprot.tools.serve.app import BadRequest, Response, Route, error_response, json_response
 from drugprot.tools.serve.replies import Reply, ResponderError, completion_usage
 
 
@@ -61,100 +64,85 @@ def _chunks(text: str, size: int | None) -> Iterator[str]:
         yield text[start : start + size]
 
 
-class OpenAIHandler(JSONHandler):
-    """The chat-completions and models routes, answered from the owning server's responder and settings."""
+def models(server: Any, _body: Any) -> Response:
+    data = [{"id": m, "object": "model", "created": 0, "owned_by": "drugprot"} for m in server.models]
+    return json_response(HTTPStatus.OK, {"object": "list", "data": data})
 
-    ROUTES = {"/v1/chat/completions": ("POST", "_chat"), "/v1/models": ("GET", "_models")}
 
-    def _models(self, _body: Any) -> None:
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "drugprot"} for m in self.server.owner.models]
-        self._send_json(HTTPStatus.OK, {"object": "list", "data": data})
+def chat(server: Any, body: Any) -> Response:
+    """A chat completion from ``server.responder``, after ``server.delay`` seconds: one JSON object, or with
+    ``"stream": true`` an SSE stream of ``server.chunk_size``-character deltas."""
+    try:
+        validate_chat_request(body)
+    except BadRequest as exc:
+        return error_response(exc.status, exc.message)
+    try:
+        reply = server.responder(body)
+        if not isinstance(reply, Reply):
+            raise TypeError(f"responder returned {type(reply).__name__}, expected Reply")
+    except ResponderError as exc:
+        return error_response(exc.status, exc.message, exc.error_type)
+    except Exception as exc:  # a broken responder is a server error the client can see
+        return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, f"responder failed: {exc!r}", "server_error")
+    if server.delay:
+        time.sleep(server.delay)  # in the request's worker thread, as a slow model would
+    completion_id = f"chatcmpl-{next(server._ids):06d}"
+    created = int(time.time())
+    usage = completion_usage(body, [reply])
+    if body.get("stream"):
+        return Response(HTTPStatus.OK, frames=_stream(body, reply, completion_id, created, usage, server.chunk_size))
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.reasoning_content is not None:
+        message["reasoning_content"] = reply.reasoning_content
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish_reason}
+    payload = {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": body["model"],
+        "choices": [choice],
+        "usage": usage,
+    }
+    return json_response(HTTPStatus.OK, payload)
 
-    def _chat(self, body: Any) -> None:
-        owner = self.server.owner
-        try:
-            validate_chat_request(body)
-        except BadRequest as exc:
-            return self._error(HTTPStatus.BAD_REQUEST, str(exc))
-        try:
-            reply = owner.responder(body)
-            if not isinstance(reply, Reply):
-                raise TypeError(f"responder returned {type(reply).__name__}, expected Reply")
-        except ResponderError as exc:
-            return self._error(exc.status, exc.message, exc.error_type)
-        except Exception as exc:  # a broken responder is a server error the client can see
-            return self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"responder failed: {exc!r}", "server_error")
-        if owner.delay:
-            time.sleep(owner.delay)
-        completion_id = f"chatcmpl-{next(owner._ids):06d}"
-        created = int(time.time())
-        usage = completion_usage(body, [reply])
-        if body.get("stream"):
-            self._stream(body, reply, completion_id, created, usage)
-            return
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-        if reply.reasoning_content is not None:
-            message["reasoning_content"] = reply.reasoning_content
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish_reason}
-        payload = {
-            "id": completion_id,
-            "object": "chat.completion",
-            "created": created,
-            "model": body["model"],
-            "choices": [choice],
-            "usage": usage,
+
+def _stream(
+    body: dict[str, Any], reply: Reply, completion_id: str, created: int, usage: dict, chunk_size: int | None
+) -> tuple[bytes, ...]:
+    """The SSE events of one streamed completion: role chunk, reasoning deltas, content deltas, finish chunk, the
+    usage chunk (with ``stream_options.include_usage``), ``data: [DONE]``."""
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    base = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": body["model"],
+    }
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        event = {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
         }
-        self._send_json(HTTPStatus.OK, payload)
-
-    def _stream(self, body: dict[str, Any], reply: Reply, completion_id: str, created: int, usage: dict) -> None:
-        owner = self.server.owner
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        base = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": body["model"],
-        }
-
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            event = {
-                **base,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-            }
-            if include_usage:
-                event["usage"] = None  # as OpenAI does: null on every chunk but the last
-            return event
-
-        events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
-        if reply.reasoning_content:
-            events += [chunk({"reasoning_content": p}) for p in _chunks(reply.reasoning_content, owner.chunk_size)]
-        if reply.content:
-            events += [chunk({"content": p}) for p in _chunks(reply.content, owner.chunk_size)]
-        events.append(chunk({}, reply.finish_reason))
         if include_usage:
-            events.append({**base, "choices": [], "usage": usage})
+            event["usage"] = None  # as OpenAI does: null on every chunk but the last
+        return event
 
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        frames = [_sse_frame(json.dumps(event).encode()) for event in events]
-        frames.append(_sse_frame(b"[DONE]"))
-        frames.append(b"0\r\n\r\n")  # end of the chunked body; the connection stays open
-        try:
-            if owner.chunk_delay:
-                for i, frame in enumerate(frames):
-                    if i:
-                        time.sleep(owner.chunk_delay)
-                    self.wfile.write(frame)
-            else:  # one write: instant replies are what framework-overhead benchmarks measure
-                self.wfile.write(b"".join(frames))
-        except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
-            self.close_connection = True
+    events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+    if reply.reasoning_content:
+        events += [chunk({"reasoning_content": p}) for p in _chunks(reply.reasoning_content, chunk_size)]
+    if reply.content:
+        events += [chunk({"content": p}) for p in _chunks(reply.content, chunk_size)]
+    events.append(chunk({}, reply.finish_reason))
+    if include_usage:
+        events.append({**base, "choices": [], "usage": usage})
+    return (*(_sse_event(json.dumps(event).encode()) for event in events), _sse_event(b"[DONE]"))
 
 
-def _sse_frame(data: bytes) -> bytes:
-    """One SSE ``data:`` event as one HTTP/1.1 chunk."""
-    event = b"data: " + data + b"\n\n"
-    return b"%x\r\n%s\r\n" % (len(event), event)
+def _sse_event(data: bytes) -> bytes:
+    """One SSE ``data:`` event."""
+    return b"data: " + data + b"\n\n"
+
+
+ROUTES: dict[str, tuple[str, Route]] = {"/v1/chat/completions": ("POST", chat), "/v1/models": ("GET", models)}
+"""path -> (the method it allows, its route)."""

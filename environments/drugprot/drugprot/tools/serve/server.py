@@ -1,21 +1,26 @@
-"""The server object: :class:`OpenAIServer` runs the handler on 127.0.0.1 in a background thread."""
+"""The server object: :class:`OpenAIServer` serves :class:`~drugprot.tools.serve.app.OpenAIApp` from uvicorn on
+127.0.0.1, in a background thread with its own event loop."""
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
+import copy
 import itertools
 import socket
-import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from typing import Any
 
+import uvicorn
+from uvicorn.config import LOGGING_CONFIG
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
 from drugprot.core.errors import DrugprotError
-from drugprot.tools.serve.http_handler import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES, RecordedRequest
-from drugprot.tools.serve.openai_routes import OpenAIHandler
+from drugprot.tools.serve.app import BODY_TIMEOUT, HEADER_TIMEOUT, MAX_BODY_BYTES, OpenAIApp, RecordedRequest
+from drugprot.tools.serve.openai_routes import ROUTES
 from drugprot.tools.serve.replies import Responder, fixed_responder
 
 HOST = "127.0.0.1"
@@ -24,6 +29,16 @@ HOST = "127.0.0.1"
 MAX_RECORDS = 10_000
 """How many requests :attr:`OpenAIServer.requests` keeps (the most recent ones)."""
 
+LIMIT_CONCURRENCY = 256
+"""uvicorn's ``limit_concurrency``: with this many connections open (or requests in flight), a new request gets
+uvicorn's plain-text 503. It also bounds the worker threads routes run in, and so the request bodies held at once."""
+
+MAX_HEADER_BYTES = 16 * 1024
+"""h11's bound on a request's line and headers (``h11_max_incomplete_event_size``, h11's default): more gets
+uvicorn's plain-text 400 and the connection is closed."""
+
+STOP_TIMEOUT = 5
+"""Seconds :meth:`OpenAIServer.stop` lets responses in flight finish (uvicorn's ``timeout_graceful_shutdown``)."""
 
 MAX_SECONDS = 86_400.0
 """The longest delay or timeout accepted (a day): longer ones are a typo, and ``inf`` would fail every request."""
@@ -59,6 +74,7 @@ def check_settings(
     max_body_bytes: object = 0,
     body_timeout: object = 1.0,
     header_timeout: object = 1.0,
+    limit_concurrency: object = LIMIT_CONCURRENCY,
 ) -> None:
     """The rules of :class:`OpenAIServer`'s settings, the one place they are written: ``OpenAIServer`` applies them
     when built, and the command lines before any work (their flags are the settings' names).
@@ -81,43 +97,100 @@ def check_settings(
     for name, value in (("body_timeout", body_timeout), ("header_timeout", header_timeout)):
         if not (_seconds(value) and value > 0):  # type: ignore[operator]
             raise ServerSettingError(name, f"must be above 0 and at most {MAX_SECONDS:g} seconds, got {value}")
+    if not (_whole(limit_concurrency) and limit_concurrency >= 2):  # type: ignore[operator]
+        # uvicorn counts the connection asking: at 1, every request would get 503
+        raise ServerSettingError("limit_concurrency", f"must be a whole number >= 2, got {limit_concurrency}")
 
 
 class ServerStateError(DrugprotError, RuntimeError):
     """An :class:`OpenAIServer` used in the wrong state (its URL before ``start``, a second ``start``)."""
 
 
-class HTTPServer(ThreadingHTTPServer):
-    """The stdlib threading server, bound to its :class:`OpenAIServer` (``owner``) for settings and records."""
+class HeaderDeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol with one deadline for each request's line and headers: ``timeout_keep_alive``
+    seconds from the moment a request is awaited (a new connection, or the end of the previous response), after
+    which the connection is closed unless a request has begun. uvicorn alone arms ``timeout_keep_alive`` only after
+    a response and cancels it on any byte, so a client that never finishes its first request's headers, or that
+    trickles a byte at a time, would hold its connection (and a ``limit_concurrency`` place) for ever."""
 
-    daemon_threads = True
-    request_queue_size = 1024  # benchmarks open many connections at once
+    _header_timer: asyncio.TimerHandle | None = None
 
-    def __init__(self, address: tuple[str, int], owner: OpenAIServer) -> None:
-        self.owner = owner
-        super().__init__(address, OpenAIHandler)
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._await_request()
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client dropping its connection (or stop() closing it) is routine, not a traceback.
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._await_request()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        super().connection_lost(exc)
+
+    def _await_request(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        self._header_timer = self.loop.call_later(self.timeout_keep_alive, self._close_unless_requested, self.cycle)
+
+    def _close_unless_requested(self, awaited: Any) -> None:
+        # No request since the deadline was set: the same cycle (None on a new connection), its response sent.
+        idle = self.cycle is awaited and (awaited is None or awaited.response_complete)
+        if idle and not self.transport.is_closing():
+            self.transport.close()
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server, told to stop from another thread by an event (uvicorn's own main loop looks every 0.1 s)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
+        await super().startup(sockets)
+        self.ready.set()
+
+    async def main_loop(self) -> None:
+        assert self._stopping is not None
+        await self._stopping.wait()
+
+    def request_stop(self) -> None:
+        self.should_exit = True
+        if self._loop is not None and self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
+
+
+def _log_config(verbose: bool) -> dict[str, Any] | None:
+    """uvicorn's own logging when ``verbose``: a line per request and its warnings, on stderr (not its start-up lines:
+    the first line stays ``serving <url>``); else none (errors reach stderr through Python's last-resort handler)."""
+    if not verbose:
+        return None
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    config["loggers"]["uvicorn.error"]["level"] = "WARNING"
+    return config
 
 
 @dataclass
 class OpenAIServer:
-    """An OpenAI-compatible server on 127.0.0.1, run in a background thread.
+    """An OpenAI-compatible server on 127.0.0.1, run by uvicorn in a background thread.
 
     ``with OpenAIServer(responder, port=0) as server`` starts it on a free port; ``server.base_url`` is
     ``http://127.0.0.1:PORT/v1``. ``requests`` holds every request received. ``delay`` sleeps before each
     completion, ``chunk_delay`` between streamed events, ``chunk_size`` (characters, None = whole) splits
     content and reasoning into deltas. With ``api_key`` set, other bearer tokens get 401.
 
-    Limits: a body over ``max_body_bytes`` gets 413 unread; a body not received within ``body_timeout``
-    seconds of its headers gets 408 (each of those errors closes the connection); a connection silent for
-    ``header_timeout`` seconds while the server waits for a request (its first line and headers, or the next request
-    on a kept-alive connection) is closed, so a client that never finishes its headers holds a thread that long, not
-    forever. ``requests`` keeps the last ``max_records`` requests (``record=False``: none), and ``request_count``
-    counts them all. Every setting is checked by ``check_settings`` (``ServerSettingError``).
+    Limits: a body over ``max_body_bytes`` gets 413 unread (chunked: as soon as its count passes the bound); a body
+    not received within ``body_timeout`` seconds of its headers gets 408 (each of those errors closes the
+    connection); a connection that has not delivered a request's line and headers ``header_timeout`` seconds after
+    the server began waiting for it (a new connection, or the next request on a kept-alive one) is closed. uvicorn's
+    own limits: ``limit_concurrency`` open connections (503 beyond), h11's bound on the headers
+    (:data:`MAX_HEADER_BYTES`). ``requests`` keeps the last ``max_records`` requests (``record=False``: none), and
+    ``request_count`` counts them all. Every setting is checked by ``check_settings`` (``ServerSettingError``).
     """
 
     responder: Responder = field(default_factory=lambda: fixed_responder(""))
@@ -132,13 +205,16 @@ class OpenAIServer:
     max_body_bytes: int = MAX_BODY_BYTES
     body_timeout: float = BODY_TIMEOUT
     header_timeout: float = HEADER_TIMEOUT
+    limit_concurrency: int = LIMIT_CONCURRENCY
     verbose: bool = False
-    _httpd: HTTPServer | None = field(default=None, init=False, repr=False)
+    _uvicorn: _Uvicorn | None = field(default=None, init=False, repr=False)
+    _socket: socket.socket | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+    _executor: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    _failure: BaseException | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _requests: deque[RecordedRequest] = field(default_factory=deque, init=False, repr=False)
     _request_count: int = field(default=0, init=False, repr=False)
-    _connections: set[socket.socket] = field(default_factory=set, init=False, repr=False)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -151,14 +227,21 @@ class OpenAIServer:
             max_body_bytes=self.max_body_bytes,
             body_timeout=self.body_timeout,
             header_timeout=self.header_timeout,
+            limit_concurrency=self.limit_concurrency,
         )
         self._requests = deque(maxlen=self.max_records)
 
     @property
-    def base_url(self) -> str:
-        if self._httpd is None:
+    def address(self) -> tuple[str, int]:
+        """The (host, port) the server listens on."""
+        if self._socket is None:
             raise ServerStateError("server is not running")
-        return f"http://{HOST}:{self._httpd.server_address[1]}/v1"
+        host, port = self._socket.getsockname()[:2]
+        return host, port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.address[1]}/v1"
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -183,33 +266,73 @@ class OpenAIServer:
             self._request_count = 0
 
     def start(self) -> OpenAIServer:
-        if self._httpd is not None:
+        """Bind 127.0.0.1:``port`` and serve from a background thread; returns once uvicorn accepts connections.
+
+        Raises:
+            OSError: the port cannot be bound.
+            ServerStateError: already running, or uvicorn failed to start.
+        """
+        if self._socket is not None:
             raise ServerStateError("server is already running")
-        self._httpd = HTTPServer((HOST, self.port), self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="openai-server",
-            daemon=True,
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((HOST, self.port))
+        except OSError:
+            sock.close()
+            raise
+        self._executor = ThreadPoolExecutor(max_workers=self.limit_concurrency, thread_name_prefix="openai-server")
+        config = uvicorn.Config(
+            OpenAIApp(self, ROUTES, self._executor),
+            http=HeaderDeadlineProtocol,
+            ws="none",
+            lifespan="off",
+            interface="asgi3",
+            limit_concurrency=self.limit_concurrency,
+            timeout_keep_alive=self.header_timeout,  # type: ignore[arg-type]  # a float works: loop.call_later
+            timeout_graceful_shutdown=STOP_TIMEOUT,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            backlog=1024,  # benchmarks open many connections at once
+            server_header=False,
+            log_config=_log_config(self.verbose),
+            log_level=None if self.verbose else "error",
+            access_log=self.verbose,
         )
+        server = _Uvicorn(config)
+        self._socket, self._uvicorn = sock, server
+        self._failure = None
+        self._thread = threading.Thread(target=self._serve, name="openai-server", daemon=True)
         self._thread.start()
+        while not server.ready.wait(0.05):
+            if not self._thread.is_alive():
+                self._cleanup()
+                raise ServerStateError(f"the server did not start: {self._failure!r}")
         return self
 
+    def _serve(self) -> None:
+        assert self._uvicorn is not None and self._socket is not None
+        try:
+            self._uvicorn.run(sockets=[self._socket])
+        except BaseException as exc:  # reported by start(); a thread's exception would be lost
+            self._failure = exc
+
     def stop(self) -> None:
-        """Stop accepting, close open keep-alive connections, and join the server thread."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
+        """Stop accepting, close open keep-alive connections, let responses in flight finish (at most
+        :data:`STOP_TIMEOUT` seconds), and join the server thread."""
+        server, thread = self._uvicorn, self._thread
+        if server is None:
             return
-        httpd.shutdown()
-        httpd.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        server.request_stop()
+        if thread is not None:
+            thread.join(timeout=STOP_TIMEOUT + 5)
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        self._uvicorn = self._socket = self._thread = self._executor = None
 
     def __enter__(self) -> OpenAIServer:
         return self.start()
@@ -222,10 +345,3 @@ class OpenAIServer:
             self._request_count += 1
             if self.record:
                 self._requests.append(request)  # the deque drops the oldest beyond max_records
-
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
