@@ -49,15 +49,18 @@ import json
 import resource
 import sys
 import time
+import tomllib
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.common import (
+    REPO,
     add_overwrite,
     check_run_folders,
     load_data,
@@ -67,6 +70,7 @@ from bench.common import (
 )
 from drugprot.core.rewards import Costs, Reward, Weights, utility
 from drugprot.core.schema import Document
+from drugprot.evaluation.fstar import Abstract, f_star, shares
 from evidence import sim_report
 from evidence.shared import (
     ACTIONS,
@@ -131,6 +135,16 @@ class Recipe:
     negative_share: float | None = None
     """The NO-RELATION share of the pair task mix: None keeps every task of ``negatives``; a share keeps every gold
     pair and a seeded sample of the NO-RELATION candidates of that share (``task_mix``)."""
+    group: int = GROUP
+    """Rollouts per task (prime-rl's ``group_size``); a step's rollouts stay ``Settings.pair_prompts x GROUP``
+    (prime-rl's ``batch_size``), so a group of 4 draws twice the tasks of a group of 8."""
+    temperature: float | None = None
+    """The sampling temperature of the training rollouts (pair mode). The warm start stands for the policy at the
+    recipe's temperature (``configs/drugprot.toml``: ``RECIPE_TEMPERATURE``); at temperature T its logits are scaled
+    by ``RECIPE_TEMPERATURE / T`` (and so is the gradient of the log-probability). None: the recipe's."""
+    seed: int = 0
+    """Times ``SEED_STRIDE``, added to the run's seed (its split number): the same recipe at another seed (the
+    noise floor)."""
 
 
 RECIPES = (
@@ -145,15 +159,54 @@ RECIPES = (
     Recipe("pair-utility-gate", "pair", "utility", "all", gate=True),
     Recipe("pair-utility-pool", "pair", "utility", "all", sampler="pool"),
     Recipe("pair-utility-pool-gate", "pair", "utility", "all", sampler="pool", gate=True),
+    Recipe("pair-utility-probe", "pair", "utility", "all", "probe"),
+    Recipe("pair-utility-all-seed1", "pair", "utility", "all", seed=1),
+    Recipe("pair-utility-t1.0", "pair", "utility", "all", temperature=1.0),
+    Recipe("pair-utility-g4", "pair", "utility", "all", group=4),
+    Recipe("pair-utility-g16", "pair", "utility", "all", group=16),
+    Recipe("pair-utility-neg50", "pair", "utility", "all", negative_share=0.5),
+    Recipe("pair-utility-neg30", "pair", "utility", "all", negative_share=0.3),
     Recipe("extraction-accuracy", "extraction", "accuracy"),
     Recipe("extraction-utility", "extraction", "utility"),
 )
 BY_NAME = {r.name: r for r in RECIPES}
+LEVERS = ("pair-utility-all-seed1", "pair-utility-t1.0", "pair-utility-g4", "pair-utility-g16", "pair-utility-neg50",
+          "pair-utility-neg30")  # fmt: skip
+"""The one-pass levers on the all-equal share (and the noise floor: the default recipe at a second seed)."""
 DEFAULT_RECIPES = tuple(
-    r.name for r in RECIPES if r.mode == "pair" and r.sampler == "uniform" and not r.gate and r.cost != "fstar"
+    r.name
+    for r in RECIPES
+    if r.mode == "pair"
+    and r.sampler == "uniform"
+    and not r.gate
+    and r.cost not in ("fstar", "probe")
+    and r.name not in LEVERS
 )
 """The default command's recipes (about 6 CPU minutes for 10 splits x 2 classes on the real sample); the extraction
 recipes cost about 5x a pair recipe's CPU each and are asked for by name."""
+ONE_PASS_RECIPES = ("pair-utility-all", "pair-utility-calibrated", "pair-utility-fstar", "pair-utility-probe",
+                    "pair-utility-gate", *LEVERS)  # fmt: skip
+"""``--one-pass``'s default recipes: the reference, the three calibrations, prime-rl's admission gate and the levers."""
+SEED_STRIDE = 1000
+PROBE_PAIRS = 500
+"""The step-0 probe of ``pair-utility-probe``: whole train abstracts (seeded order) until this many candidate pairs,
+``GROUP`` rollouts each (the documented probe: docs/training/before-you-train.md)."""
+
+
+def _recipe_shape() -> dict[str, Any]:
+    """``configs/drugprot.toml``'s run shape: steps, rollouts per step, group size and training temperature."""
+    config = tomllib.loads((REPO / "configs" / "drugprot.toml").read_text(encoding="utf-8"))
+    orchestrator = config["orchestrator"]
+    return {
+        "steps": int(config["max_steps"]),
+        "batch_size": int(orchestrator["batch_size"]),
+        "group_size": int(orchestrator["group_size"]),
+        "temperature": float(orchestrator["train"]["sampling"]["temperature"]),
+    }
+
+
+RECIPE_SHAPE = _recipe_shape()
+RECIPE_TEMPERATURE = RECIPE_SHAPE["temperature"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +218,59 @@ class Settings:
     documents: int = 4
     """Abstracts per step in extraction mode (x 8 rollouts)."""
     lr: float = 0.05
+    one_pass: bool = False
+    """Draw each step's tasks from those not yet drawn (a seeded permutation of the train tasks, walked once; a
+    second pass only when a run needs more tasks than the split has), as the recipe's run does on the full train
+    split; False: the sandbox's standard, each step a fresh draw without replacement from every train task."""
+
+
+def one_pass_settings() -> Settings:
+    """The recipe's shape (``configs/drugprot.toml``): its steps, its batch of ``batch_size / group_size`` tasks x
+    ``GROUP``, one pass; an evaluation every 5 steps (21 in a run, the end figure the mean of the last 5)."""
+    return Settings(
+        steps=RECIPE_SHAPE["steps"],
+        eval_every=5,
+        pair_prompts=RECIPE_SHAPE["batch_size"] // RECIPE_SHAPE["group_size"],
+        one_pass=True,
+    )
+
+
+class OnePass:
+    """Tasks in a seeded order, each handed out once; reshuffled (``passes`` counts) only when all were handed out."""
+
+    def __init__(self, tasks: Sequence[int], seed: int) -> None:
+        self.tasks = np.asarray(tasks, dtype=int)
+        self.rng = np.random.default_rng(seed)
+        self.order = self.rng.permutation(self.tasks)
+        self.at = 0
+        self.passes = 1
+
+    def take(self, n: int) -> np.ndarray:
+        """The next ``n`` tasks not yet handed out (a new pass starts when the order runs out)."""
+        out: list[int] = []
+        while len(out) < n:
+            if self.at == len(self.order):
+                self.order, self.at, self.passes = self.rng.permutation(self.tasks), 0, self.passes + 1
+            k = min(n - len(out), len(self.order) - self.at)
+            out += self.order[self.at : self.at + k].tolist()
+            self.at += k
+        return np.array(out, dtype=int)
+
+    def __next__(self) -> int:
+        return int(self.take(1)[0])
+
+    def observe(self, key: int, rewards: list[float]) -> None:
+        """A pool sampler's hook (``curriculum_pair_step``): one pass learns nothing from rewards."""
+
+
+def scale_of(recipe: Recipe) -> float:
+    """The factor on the warm-start policy's logits at the recipe's sampling temperature."""
+    return 1.0 if recipe.temperature is None else RECIPE_TEMPERATURE / recipe.temperature
+
+
+def prompts_of(recipe: Recipe, settings: Settings) -> int:
+    """Tasks per step: the batch's rollouts (``pair_prompts x GROUP``) over the recipe's group size."""
+    return settings.pair_prompts * GROUP // recipe.group
 
 
 def pair_step(
@@ -175,18 +281,25 @@ def pair_step(
     tasks: list[int],
     settings: Settings,
     rng: np.random.Generator,
+    one_pass: OnePass | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
-    """One GRPO step on pair tasks: the gradient and the step's logged means."""
+    """One GRPO step on pair tasks: the gradient and the step's logged means. ``one_pass``: the tasks come from it
+    (tasks not yet drawn) instead of a fresh draw from ``tasks``."""
     with_n = recipe.negatives != 0
-    chosen = rng.choice(tasks, size=min(settings.pair_prompts, len(tasks)), replace=False)
+    prompts = prompts_of(recipe, settings)
+    if one_pass is not None:
+        chosen = one_pass.take(prompts)
+    else:
+        chosen = rng.choice(tasks, size=min(prompts, len(tasks)), replace=False)
     x = data.x[chosen]
-    p = probabilities(w, x, with_n)
-    actions = sample(np.repeat(p[:, None], GROUP, axis=1), rng)  # (prompts, GROUP)
+    scale = scale_of(recipe)
+    p = probabilities(w * scale, x, with_n)
+    actions = sample(np.repeat(p[:, None], recipe.group, axis=1), rng)  # (prompts, group)
     keys = data.key[chosen][:, None]
     rewards = data.table(with_n, reward=Reward(recipe.reward, costs))[keys, actions]
     advantages = rewards - rewards.mean(axis=1, keepdims=True)
-    onehot = np.eye(len(ACTIONS))[actions]  # (prompts, GROUP, 14)
-    grad = np.einsum("kg,kga,kf->af", advantages, onehot - p[:, None], x) / actions.size
+    onehot = np.eye(len(ACTIONS))[actions]  # (prompts, group, 14)
+    grad = scale * np.einsum("kg,kga,kf->af", advantages, onehot - p[:, None], x) / actions.size
     arrays = {name: data.table(with_n, cell=name)[keys, actions] for name in CELLS}
     arrays["utility"] = data.table(with_n, reward=Reward("utility", costs, UTILITY_ONLY))[keys, actions]
     trainable = _trainable(rewards)
@@ -196,6 +309,7 @@ def pair_step(
         if mask.any():
             logged[f"zero_advantage/{kind}"] = float(1 - trainable[mask].mean())
     logged |= zero_advantage_by_reward(rewards, trainable)
+    logged["rollouts"] = float(actions.size)
     return grad, logged
 
 
@@ -266,7 +380,11 @@ def evaluate(w: np.ndarray, data: Data, recipe: Recipe, costs: Costs, rng: np.ra
     n = max(len(indices), 1)
     out = {
         F1_KEY: cells.f1,
-        SAMPLED_KEY: _f1_of(data, indices, sample(p, rng)),
+        SAMPLED_KEY: _f1_of(
+            data,
+            indices,
+            sample(p if scale_of(recipe) == 1.0 else probabilities(w * scale_of(recipe), data.x[indices], True), rng),
+        ),
         f"{EVAL}/metrics/official_tp/mean": cells.tp / n,
         f"{EVAL}/metrics/official_fp/mean": cells.fp / n,
         f"{EVAL}/metrics/official_fn/mean": cells.fn / n,
@@ -303,6 +421,7 @@ def train(
 ) -> dict[str, Any]:
     """One GRPO run at ``costs`` (the adaptive recipe starts there); writes ``out/metrics.jsonl`` and returns its
     first evaluation and the mean of its last quarter of evaluations (one held-out evaluation is noisy)."""
+    seed += SEED_STRIDE * recipe.seed
     rng, eval_rng = np.random.default_rng(seed), np.random.default_rng(10_000 + seed)
     w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
     pair = recipe.mode == "pair"
@@ -310,7 +429,10 @@ def train(
     by_pmid = data.candidates(data.train) if recipe.mode == "extraction" else {}
     out.mkdir(parents=True, exist_ok=True)
     evals, running, trainable, progress, rollouts = [], np.zeros(3), [], [], 0.0
+    one_pass = OnePass(tasks, 20_000 + seed) if pair and settings.one_pass else None
     sampler = new_sampler(recipe, tasks, seed) if recipe.mode == "pair" else None
+    if sampler is not None and one_pass is not None:
+        raise ValueError(f"{recipe.name}: the pool sampler revisits tasks; --one-pass runs the uniform sampler")
     prompts = min(settings.pair_prompts, len(tasks)) if recipe.mode == "pair" else min(settings.documents, len(by_pmid))
     per_step = float(GROUP * prompts)
     start = time.time()
@@ -324,9 +446,10 @@ def train(
                 line.update(_eval_keys(evals[-1]))
             if step < settings.steps:
                 if recipe.mode == "pair" and (recipe.gate or sampler is not None):
-                    grad, logged = curriculum_pair_step(w, data, recipe, costs, tasks, settings, rng, sampler)
+                    grad, logged = curriculum_pair_step(w, data, recipe, costs, tasks, settings, rng,
+                                                        sampler or one_pass)  # fmt: skip
                 elif recipe.mode == "pair":
-                    grad, logged = pair_step(w, data, recipe, costs, tasks, settings, rng)
+                    grad, logged = pair_step(w, data, recipe, costs, tasks, settings, rng, one_pass)
                 else:
                     grad, logged = extraction_step(w, data, recipe, costs, by_pmid, settings, rng)
                 m = 0.9 * m + 0.1 * grad
@@ -356,6 +479,10 @@ def train(
         "end_fp_cost": costs.fp,
         "progress": progress,
         "rollouts": rollouts,
+        "group": recipe.group,
+        "passes": one_pass.passes if one_pass is not None else None,
+        "tasks_drawn": one_pass.at + (one_pass.passes - 1) * len(tasks) if one_pass is not None else None,
+        "task_pool": len(tasks),
     }
 
 
@@ -431,14 +558,54 @@ def run_unit(
         w0, tau = warm_start(data)
         f0, fp0, fstar, fp_star = step0_cost(corpus, data, default)
         fixed = {"default": default.fp, "calibrated": fp0, "adaptive": fp0, "fstar": fp_star}
+        probe = None
+        if any(r.cost == "probe" for r in recipes):
+            probe = probe_fstar(data, split)
+            fixed["probe"] = calibrated_fp(probe["f1"], default.fn)
         results = []
         for recipe in recipes:
             costs = Costs(fixed[recipe.cost], default.fn)
             results.append(train(data, w0, recipe, split, settings, out / policy_class / f"{recipe.name}-split{split}",
                                  costs))  # fmt: skip
-    return results, {"policy_class": policy_class, "split": split, "temperature": tau,
-                     "step0_f1_train_folds": f0, "fp_calibrated": fp0,
-                     "fstar_train_folds": fstar, "fp_fstar": fp_star}  # fmt: skip
+    record = {"policy_class": policy_class, "split": split, "temperature": tau, "step0_f1_train_folds": f0,
+              "fp_calibrated": fp0, "fstar_train_folds": fstar, "fp_fstar": fp_star}  # fmt: skip
+    if probe is not None:
+        record |= {"fstar_probe": probe["f1"], "fp_probe": fixed["probe"], "probe_pairs": probe["pairs"],
+                   "fstar_probe_width": probe["width"]}  # fmt: skip
+    return results, record
+
+
+def probe_fstar(data: Data, seed: int, pairs: int = PROBE_PAIRS) -> dict[str, Any]:
+    """The shipped F* estimator on a step-0 probe: whole train abstracts in a seeded order until ``pairs`` candidate
+    pairs (the tasks of ``negatives="all"``; at most half the train abstracts, for a small data file), ``GROUP``
+    sampled answers each (N offered) of a warm start fit on the other train abstracts (the probed model has not seen
+    the probed abstracts, as Trinity-Mini has not), their vote-share cells (``drugprot.modes.pair.summary.vote_cells``'
+    rule) through ``drugprot.evaluation.fstar.f_star``, with the width of its 95% interval over abstracts (1,000
+    resamples, as the report)."""
+    by_pmid = data.candidates(data.train)
+    rng = np.random.default_rng(30_000 + seed)
+    probed: list[str] = []
+    chosen: list[int] = []
+    for pmid in rng.permutation(sorted(by_pmid)).tolist():
+        if len(chosen) >= pairs or len(probed) >= len(by_pmid) // 2:  # the other half at least fits the probed model
+            break
+        probed.append(pmid)
+        chosen += by_pmid[pmid]
+    rest = [d for d in data.train if d.pmid not in set(probed)]
+    w, _ = warm_start(Data(rest, data.test, data.rows, data.x, data.index, data.split, data.policy_class))
+    p = probabilities(w, data.x[chosen], True)
+    actions = sample(np.repeat(p[:, None], GROUP, axis=1), rng)  # (pairs, GROUP)
+    stated: dict[str, list[tuple[float, bool]]] = {pmid: [] for pmid in probed}
+    gold = dict.fromkeys(probed, 0)
+    for i, row_actions in zip(chosen, actions, strict=True):
+        row = data.rows[i]
+        votes = Counter(ACTIONS[a] for a in row_actions if a != N_INDEX)
+        pmid = row.document.pmid
+        stated[pmid].extend((share, label in row.gold) for label, share in shares(votes, GROUP).items())
+        gold[pmid] += len(row.gold)
+    cells = {pmid: Abstract(tuple(stated[pmid]), gold[pmid]) for pmid in probed}
+    star = f_star(cells, rollouts_per_task=GROUP, resamples=1000, seed=0)  # the report's default bootstrap
+    return {"f1": star["f1"], "pairs": len(chosen), "width": star["high"] - star["low"]}
 
 
 def run_all(
@@ -470,9 +637,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--splits", type=positive_int, default=10, help="PMID splits (the run's seed is its split number)"
     )
-    parser.add_argument("--steps", type=positive_int, default=Settings.steps)
-    parser.add_argument("--eval-every", type=positive_int, default=Settings.eval_every)
-    parser.add_argument("--recipes", nargs="+", choices=list(BY_NAME), default=list(DEFAULT_RECIPES))
+    parser.add_argument("--steps", type=positive_int, help=f"default {Settings.steps} (--one-pass: the recipe's)")
+    parser.add_argument("--eval-every", type=positive_int, help=f"default {Settings.eval_every} (--one-pass: 5)")
+    parser.add_argument(
+        "--recipes", nargs="+", choices=list(BY_NAME), help="default: the standard recipes (--one-pass: its own)"
+    )
+    parser.add_argument(
+        "--one-pass",
+        action="store_true",
+        help="the recipe's regime (configs/drugprot.toml): its steps and batch, each step's tasks not yet drawn; "
+        "--steps/--eval-every override",
+    )
     parser.add_argument("--classes", nargs="+", choices=POLICY_CLASSES, default=list(POLICY_CLASSES))
     parser.add_argument(
         "--jobs", type=positive_int, default=1, help="processes, one (class, split) each (same results)"
@@ -482,11 +657,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_overwrite(parser)
     args = parser.parse_args(argv)
+    base = one_pass_settings() if args.one_pass else Settings()
     if args.smoke:
-        settings, splits, classes = Settings(steps=4, eval_every=2), 1, ["cues"]
+        settings, splits, classes = replace(base, steps=4, eval_every=2), 1, ["cues"]
     else:
-        settings, splits, classes = Settings(steps=args.steps, eval_every=args.eval_every), args.splits, args.classes
-    recipes = list(RECIPES) if args.smoke else [BY_NAME[name] for name in args.recipes]
+        steps, every = args.steps or base.steps, args.eval_every or base.eval_every
+        settings, splits, classes = replace(base, steps=steps, eval_every=every), args.splits, args.classes
+    names = args.recipes or (ONE_PASS_RECIPES if args.one_pass else DEFAULT_RECIPES)
+    if args.smoke:
+        recipes = [r for r in RECIPES if not (args.one_pass and r.sampler == "pool")]
+    else:
+        recipes = [BY_NAME[name] for name in names]
+    if args.one_pass and any(r.sampler == "pool" for r in recipes):
+        parser.error("--one-pass runs the uniform sampler: the pool recipes revisit tasks (leave them out)")
     what = "the RL sandbox"
     documents = load_data(parser.prog, args.data_path, min_abstracts=2, relations=True, what=what)
     check_held_out(parser.prog, args.data_path, documents, what=what)

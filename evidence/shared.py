@@ -99,12 +99,16 @@ def stable_unit(text: str) -> float:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") / 2**64
 
 
+HELD_OUT = 0.3
+"""The share of abstracts each PMID split holds out (``split_by_pmid``)."""
+
+
 def _split_salt(split: int) -> str:
     return "split" if split == 0 else f"split{split}"
 
 
 def split_by_pmid(
-    documents: Sequence[Document], held_out: float = 0.3, split: int = 0
+    documents: Sequence[Document], held_out: float = HELD_OUT, split: int = 0
 ) -> tuple[list[Document], list[Document]]:
     """(train, held-out) abstracts of split number ``split``: a PMID is held out when its stable hash (salted with
     the split number) falls below ``held_out``. Split 0 is the one the single-split figures used."""
@@ -130,6 +134,24 @@ def spread(values: Sequence[float]) -> dict[str, float]:
     a = np.asarray(values, dtype=float)
     sd = float(a.std(ddof=1)) if len(a) > 1 else 0.0
     return {"mean": float(a.mean()), "sd": sd, "min": float(a.min()), "max": float(a.max()), "n": len(a)}
+
+
+def corrected_test(diffs: Sequence[float], held_out: float = HELD_OUT, level: float = 0.95) -> dict[str, float]:
+    """The paired t-test over splits corrected for their overlap (Nadeau and Bengio 2003): the splits share training
+    abstracts, so the variance of the mean difference is ``(1/J + n_test/n_train) s^2``, not ``s^2 / J``. The mean,
+    the interval at ``level`` (t with J - 1 degrees of freedom) and the two-sided p-value; with one split, no test
+    (``low``/``high``/``p`` NaN)."""
+    from scipy.stats import t
+
+    a = np.asarray(diffs, dtype=float)
+    j, mean = len(a), float(a.mean())
+    if j < 2:
+        return {"mean": mean, "low": float("nan"), "high": float("nan"), "p": float("nan"), "n": j}
+    se = float(np.sqrt((1 / j + held_out / (1 - held_out)) * a.var(ddof=1)))
+    if se == 0:
+        return {"mean": mean, "low": mean, "high": mean, "p": 1.0 if mean == 0 else 0.0, "n": j}
+    half = float(t.ppf(0.5 + level / 2, j - 1)) * se
+    return {"mean": mean, "low": mean - half, "high": mean + half, "p": float(2 * t.sf(abs(mean) / se, j - 1)), "n": j}
 
 
 def show(s: dict[str, float], digits: int = 3) -> str:

@@ -16,7 +16,7 @@ from scipy.stats import spearmanr
 
 from bench.common import fail
 from drugprot.evaluation.curves import CurvesError, MetricsLineError, find_metrics_file, parse_line
-from evidence.shared import calibrated_fp, show, spread
+from evidence.shared import calibrated_fp, corrected_test, show, spread
 
 F1 = "eval/heldout/effective/agent/metrics/official_f1/mean"
 SAMPLED = "eval/heldout/effective/agent/metrics/official_f1_sampled/mean"
@@ -36,6 +36,92 @@ def _paired(a: dict[int, dict[str, Any]], b: dict[int, dict[str, Any]], key: str
         return None
     diff = [a[s]["last"][key] - b[s]["last"][key] for s in common]
     return spread(diff) | {"ahead": sum(d > 0 for d in diff)}
+
+
+NOISE = "pair-utility-all-seed1"
+"""The reference recipe at a second seed: the difference between the two is the sandbox's seed-noise floor."""
+LEVER_NAMES = ("pair-utility-t1.0", "pair-utility-g4", "pair-utility-g16", "pair-utility-neg50", "pair-utility-neg30")
+"""The settings the recipe could adopt (``rl_sim.LEVERS`` without the noise floor); a lever is adopted only when it
+passes in every policy class."""
+ADOPT_RATIO = 1.5
+"""A lever the recipe adopts gives at least this many times the reference's teaching groups per generated rollout
+with no measurable F1 loss (the overlap-corrected 95% interval of its end-F1 difference reaches 0)."""
+
+
+def teaching_per_rollout(run: dict[str, Any]) -> float:
+    """Groups with a non-zero advantage per generated rollout: the share of trainable groups over the group size
+    (every group of a run has its recipe's size, gated runs count every generated group)."""
+    return run["is_trainable"] / run["group"]
+
+
+def one_pass_block(runs: Sequence[dict[str, Any]], policy_class: str, recipes: Sequence[Any]) -> dict[str, Any]:
+    """The one-pass regime's levers: per recipe, the share of rollouts in all-equal groups ``z``, teaching groups per
+    generated rollout (and its ratio to the reference's, per split), the end-F1 difference to the reference with the
+    overlap-corrected test (``corrected_test``), and whether the recipe adopts it; the seed-noise floor beside it."""
+    reference = _by_split(runs, REFERENCE, policy_class)
+    out: dict[str, Any] = {"rows": []}
+    noise = _by_split(runs, NOISE, policy_class)
+    if noise and reference:
+        common = sorted(set(noise) & set(reference))
+        diffs = [noise[s]["last"][F1] - reference[s]["last"][F1] for s in common]
+        out["noise_floor"] = spread(diffs) | {"ahead": sum(d > 0 for d in diffs), "test": corrected_test(diffs)}
+    for recipe in recipes:
+        by = _by_split(runs, recipe.name, policy_class)
+        if not by:
+            continue
+        common = sorted(set(by) & set(reference))
+        row: dict[str, Any] = {
+            "recipe": recipe.name,
+            "z": spread([1 - by[s]["is_trainable"] for s in sorted(by)]),
+            "teaching": spread([teaching_per_rollout(by[s]) for s in sorted(by)]),
+            "rollouts": spread([by[s]["rollouts"] for s in sorted(by)]),
+            "tasks_drawn": spread([by[s]["tasks_drawn"] for s in sorted(by)]),
+            "task_pool": spread([by[s]["task_pool"] for s in sorted(by)]),
+        }
+        if recipe.name != REFERENCE and common:
+            ratio = [teaching_per_rollout(by[s]) / teaching_per_rollout(reference[s]) for s in common]
+            diffs = [by[s]["last"][F1] - reference[s]["last"][F1] for s in common]
+            test = corrected_test(diffs)
+            row["ratio"] = spread(ratio)
+            row["minus_reference"] = spread(diffs) | {"ahead": sum(d > 0 for d in diffs), "test": test}
+            if recipe.name in LEVER_NAMES:
+                row["adopt"] = bool(row["ratio"]["mean"] >= ADOPT_RATIO and test["high"] >= 0)
+        out["rows"].append(row)
+    return out
+
+
+def _test(t: dict[str, float]) -> str:
+    return f"[{t['low']:+.3f}, {t['high']:+.3f}] p={t['p']:.2f}"
+
+
+def one_pass_lines(o: dict[str, Any]) -> list[str]:
+    lines = [
+        "  one pass (the recipe's steps and batch; each step's tasks not drawn before): drawn = tasks drawn of the "
+        "train tasks (mean); z = share of rollouts in all-equal groups; teaching = groups with a non-zero advantage "
+        f"per generated rollout; d F1 = end F1 - {REFERENCE} (greedy), its 95% interval and p from the paired t-test "
+        "over splits corrected for their overlap (Nadeau-Bengio)",
+    ]
+    if "noise_floor" in o:
+        n = o["noise_floor"]
+        lines.append(
+            f"  seed-noise floor ({NOISE} - {REFERENCE}, the same recipe at two seeds): d F1 {show(n)} "
+            f"[{n['ahead']}/{n['n']} ahead] {_test(n['test'])}"
+        )
+    lines.append(
+        f"  {'recipe':<26}{'drawn':>14}{'z':>32}{'teaching':>36}{'x reference':>28}{'d F1':>34}{'95%, p':>26}  adopt"
+    )
+    for r in o["rows"]:
+        drawn = f"{r['tasks_drawn']['mean']:,.0f}/{r['task_pool']['mean']:,.0f}"
+        head = f"  {r['recipe']:<26}{drawn:>14}{show(r['z']):>32}{show(r['teaching'], 4):>36}"
+        if "ratio" not in r:
+            lines.append(f"{head}{'(reference)':>28}")
+            continue
+        d = r["minus_reference"]
+        lines.append(
+            f"{head}{show(r['ratio'], 2):>28}{show(d):>34}{_test(d['test']):>26}  "
+            + ({True: "passes", False: "no"}.get(r.get("adopt"), ""))  # type: ignore[arg-type]
+        )
+    return lines
 
 
 SMOOTH = 3
@@ -119,7 +205,22 @@ def summarise(
                 "split_sd_of_calibrated": spread_fixed,
                 "beyond_spread": bool(diff is not None and diff["mean"] > spread_fixed),
             }
+        if cal and "fstar_probe" in cal[0]:
+            block["fstar_probe"] = spread([c["fstar_probe"] for c in cal])
+            block["fp_probe"] = spread([c["fp_probe"] for c in cal])
+            block["probe_pairs"] = spread([c["probe_pairs"] for c in cal])
+            block["fstar_probe_width"] = spread([c["fstar_probe_width"] for c in cal])
+        if any(r.get("passes") for r in runs if r["policy_class"] == policy_class):
+            block["one_pass"] = one_pass_block(runs, policy_class, recipes)
         out["classes"][policy_class] = block
+    passing = [b["one_pass"] for b in out["classes"].values() if "one_pass" in b]
+    if passing:
+        levers = [r["recipe"] for r in passing[0]["rows"] if "adopt" in r]
+        out["adopted"] = [
+            name
+            for name in levers
+            if all(any(r["recipe"] == name and r.get("adopt") for r in o["rows"]) for o in passing)
+        ]
     if len(classes) == 2:
         names = [t["recipe"] for t in out["classes"][classes[0]]["table"]]
         means = [[t["end_f1"]["mean"] for t in out["classes"][c]["table"]] for c in classes]
@@ -146,6 +247,12 @@ def format_report(report: dict[str, Any]) -> str:
                 f"  F* (best threshold's F1) on the train folds {show(block['fstar_train_folds'])} -> calibrated "
                 f"fp_cost {show(block['fp_fstar'])}"
             )
+        if "fstar_probe" in block:
+            out.append(
+                f"  F* from a step-0 probe ({show(block['probe_pairs'], 0)} train pairs x 8 rollouts, the report's "
+                f"vote-share estimator) {show(block['fstar_probe'])} -> calibrated fp_cost {show(block['fp_probe'])}; "
+                f"width of its 95% interval {show(block['fstar_probe_width'])}"
+            )
         out.append(
             f"  {'recipe':<26}{'F1 start':>32}{'F1 end, greedy':>32}{'F1 end, sampled':>32}"
             f"{'end - ' + REFERENCE + ' (greedy)':>48}{'N/none end':>12}{'trainable':>11}"
@@ -166,6 +273,8 @@ def format_report(report: dict[str, Any]) -> str:
                     f"speed-up {show(r['speedup'], 2)}; "
                     f"rollouts in the run {show(r['total_rollouts'], 0)}"
                 )
+        if "one_pass" in block:
+            out += one_pass_lines(block["one_pass"])
         if "adaptive_vs_calibrated" in block:
             a = block["adaptive_vs_calibrated"]
             verdict = "beyond" if a["beyond_spread"] else "NOT beyond"
@@ -174,6 +283,11 @@ def format_report(report: dict[str, Any]) -> str:
                 f"{verdict} the calibrated recipe's split-to-split sd {a['split_sd_of_calibrated']:.3f}"
             )
         out.append("")
+    if "adopted" in report:
+        out.append(
+            f"Adopted by the recipe (>= {ADOPT_RATIO:g}x the teaching groups per generated rollout, d F1 interval "
+            f"reaching 0, in every policy class): {', '.join(report['adopted']) or 'none'}"
+        )
     if "rank_agreement" in report:
         rho = report["rank_agreement"]
         out.append(f"Spearman of the recipes' mean end F1 between the two policy classes: {rho:.3f}")

@@ -231,7 +231,7 @@ PROBE = Session(
     (
         Step(_SAMPLE),
         _SERVE_SAMPLING,
-        Step(f"{_EVAL.replace('-n 10', '-n 40 -r 4')} --run.name probe-sample{_NEXT}{_DATA}", _EVAL_SHOWN),
+        Step(f"{_EVAL.replace('-n 10', '-n 40 -r 8')} --run.name probe-sample{_NEXT}{_DATA}", _EVAL_SHOWN),
         Step("uv run drugprot report outputs/probe-sample", section("  calibration")),
     )
 )
@@ -239,6 +239,10 @@ FSTAR_SIM = Command(
     "uv run python -m evidence.rl_sim --data-path FILE --out sim --jobs 2 --recipes pair-utility-all "
     "pair-utility-calibrated pair-utility-fstar",
     real_sample=True,
+)
+
+ONE_PASS_SIM = Command(
+    "uv run python -m evidence.rl_sim --data-path FILE --out sim1 --one-pass --jobs 2", real_sample=True
 )
 
 
@@ -298,6 +302,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("hub-user", "docs/index.md", HUB_USER, whole, prompt=False),
     Block("probe", "docs/training/before-you-train.md", PROBE, whole, prompt=False),
     Block("fstar-sim", "evidence/README.md", FSTAR_SIM, sim_table),
+    Block("one-pass-sim", "evidence/README.md", ONE_PASS_SIM, sim_table),
     Block("replay", "docs/evaluation/running.md", REPLAY, whole, prompt=False),
     Block("gepa", "docs/evaluation/running.md", GEPA, whole, prompt=False),
 )

@@ -1338,3 +1338,9 @@ def test_the_reports_forecast_uses_the_recipes_batch_size() -> None:
     from drugprot.evaluation.forecast import RECIPE_BATCH_SIZE
 
     assert get(load_run(CONFIGS / "drugprot.toml"), "orchestrator.batch_size") == RECIPE_BATCH_SIZE
+
+
+def test_the_reports_probe_rule_uses_the_recipes_group_size() -> None:
+    from drugprot.evaluation.forecast import RECIPE_GROUP_SIZE
+
+    assert get(load_run(CONFIGS / "drugprot.toml"), "orchestrator.group_size") == RECIPE_GROUP_SIZE

@@ -242,3 +242,27 @@ def test_render_write_never_writes_over_the_files_the_block_is_rendered_from(
             "another path"
         )
         assert source.read_bytes() == before
+
+
+def test_the_trainer_busy_hours_range_over_the_one_pass_and_multi_pass_mappings() -> None:
+    def summary(zero: float) -> dict:
+        share = {"zero": {"mean": zero, "sd": 0.0}, "leaked": {"mean": 0.0, "sd": 0.0}}
+        return {"prompt_tokens": 1000.0, "phases": dict.fromkeys(step_time.PHASE_KEYS, share), "runs": 10,
+                "recipe": "pair-utility-all", "command": "measure"}  # fmt: skip
+
+    config = {
+        "max_steps": 100,
+        "orchestrator": {"batch_size": 128, "train": {"sampling": {"max_completion_tokens": 2048}}},
+    }
+    rate = {"tokens_per_s": 4000.0, "optimizer_s": 0.0}
+    # after the fix 100 steps ship (1 - zero) x 128 x (1000 + completion) tokens each
+    one_pass, multi = summary(0.6), summary(0.8)
+    hours = {c: 100 * 128 * (1000 + c) / 4000 / 3600 for c in (2048, 830)}
+    assert step_time.after_hours(one_pass, config, rate) == pytest.approx({c: 0.4 * h for c, h in hours.items()})
+    last = step_time.one_pass_lines(one_pass, multi, config, rate)[-1]
+    assert last.startswith(
+        f"**Trainer-busy hours after the fix, default run of 100 steps: 2,048-token completions "
+        f"{0.2 * hours[2048]:.2f}–{0.4 * hours[2048]:.2f} h; 830-token completions {0.2 * hours[830]:.2f}–"
+        f"{0.4 * hours[830]:.2f} h** (one-pass and multi-pass phase mappings). Not counted: the adapter broadcast"
+    )
+    assert "generation, which likely dominates" in last

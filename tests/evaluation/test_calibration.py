@@ -48,6 +48,11 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
         "fp_cost_low": fp_cost_for_f1(low, 2.0),
         "fp_cost_high": fp_cost_for_f1(high, 2.0),
         "advice": {"knob": "f1_target", "value": "0.533", "why": None},
+        "withheld": [  # a fixture run is no probe: each thing it lacks, named
+            "42 tasks (needs >= 200)",
+            "1 rollout per task (needs the recipe's group size, 8)",
+            f"the F interval {high - low:.3f} wide (needs <= 0.15)",
+        ],
         "run_fp_cost": 34 / 64,
         "run_threshold": (34 / 64) / (1 + 34 / 64 + 2),
     }
@@ -64,8 +69,14 @@ def test_the_calibration_of_a_run_with_every_candidate_at_its_recorded_costs() -
     assert text[i + 1] == (
         f"    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 1.091 "
         f"[{got['fp_cost_low']:.3f}, "
-        f"{got['fp_cost_high']:.3f}] with fn_cost 2 (recipe: f1_target = 0.533); this run's fp_cost 0.53125 puts it "
-        "at 0.150"
+        f"{got['fp_cost_high']:.3f}] with fn_cost 2 (no recipe value from this run: 42 tasks (needs >= 200); 1 "
+        "rollout per task (needs the recipe's group size, 8); the F interval "
+        f"{high - low:.3f} wide (needs <= 0.15); probe as docs/training/before-you-train.md shows); this run's "
+        "fp_cost 0.53125 puts it at 0.150"
+    )
+    assert text[i + 2] == (
+        "    at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 "
+        "(the sandbox: evidence/README.md)"
     )
     json.dumps(report, allow_nan=False)
 
@@ -104,7 +115,9 @@ def test_a_run_that_recorded_no_costs_is_calibrated_at_the_default_fn_cost() -> 
         None,
     )
     assert got["fp_cost"] == pytest.approx(fp_cost_for_f1(got["f1"], 1.0), abs=1e-15)
-    assert "with fn_cost 1 (the default: the run recorded no valid costs) (recipe" in format_report(summarize(older))
+    assert "with fn_cost 1 (the default: the run recorded no valid costs) (no recipe value" in format_report(
+        summarize(older)
+    )
 
 
 def test_an_extraction_run_and_a_comparison_print_the_calibration() -> None:
@@ -161,7 +174,9 @@ def test_costs_recorded_before_the_reward_grid_are_read_as_recorded(
     )
     assert text[i + 1] == (
         "    the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at the run F: 0.767 with fn_cost 1.3 "
-        "(recipe: f1_target = 0.500); this run's fp_cost 0.35 puts it at 0.132"
+        "(no recipe value from this run: 5 tasks (needs >= 200); 1 rollout per task (needs the recipe's group size, "
+        "8); no F interval (--bootstrap 0, or fewer than 2 abstracts); probe as docs/training/before-you-train.md "
+        "shows); this run's fp_cost 0.35 puts it at 0.132"
     )
     assert cli_main(["report", "--bootstrap", "0", "--json", str(run_dir)]) == 0
     payload = json.loads(capsys.readouterr().out)

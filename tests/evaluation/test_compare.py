@@ -70,6 +70,11 @@ def test_runs_over_the_same_tasks_get_a_paired_comparison(tmp_path: Path, capsys
     acc, mf1 = delta["accuracy"], delta["micro_f1"]
     assert f"  delta accuracy              +0.111  [{acc['low']:+.3f}, {acc['high']:+.3f}]  p = 1" in out
     assert f"  delta micro F1              +0.071  [{mf1['low']:+.3f}, {mf1['high']:+.3f}]  p = 1" in out
+    se = (mf1["high"] - mf1["low"]) / (2 * 1.959963984540054)  # the paired interval's SE, (1.96 + 0.84) of it
+    assert (
+        f"  power (paired, these tasks): SE of delta micro F1 {se:.4f} from the paired interval; detects ΔF1 "
+        f"{(1.959963984540054 + 0.8416212335729143) * se:.3f} with 80% power (5% two-sided)"
+    ) in out
     assert (
         "  p: paired sign-flip (permutation) test over abstracts of that difference itself (an abstract's rows "
         "swapped between the runs), all 4 sign assignments (exact)"

@@ -69,16 +69,27 @@ Official DrugProt metric (13 types, every chemical-gene pair of each abstract, N
   majority/abstract: the triples listed by more than half of an abstract's answering rollouts (--export-tsv)
   [low, high]: 95% percentile bootstrap over abstracts (all rollouts of an abstract together), 100 resamples of \
 the 2 abstracts, seed 0 (--bootstrap N, --bootstrap-seed S; --bootstrap 0: none)
-  calibration: micro-F1 F = 0.545 [0.000, 0.600]; F* = 0.667 [0.000, 0.800] at vote share >= 0.667 (3 rollouts per \
-task, coarse below 4); micro-F1 gains from stating a relation that is right with p > F*/2 = 0.333
+  calibration: micro-F1 F = 0.545 [0.000, 0.600]; F* (the 3-rollout vote-share F1) = 0.667 [0.000, 0.800] at vote \
+share >= 0.667 (coarse below 4 rollouts per task); micro-F1 gains from stating a relation that is right with p > F*/2 \
+= 0.333
     the utility's threshold is there at fp_cost = F(1+fn_cost)/(2-F) at F = F*: 1.000 [0.000, 1.333] with fn_cost 1 \
-(the default: the run recorded no valid costs) (recipe: f1_target = 0.667)
+(the default: the run recorded no valid costs) (no recipe value from this run: 2 tasks (needs >= 200); 3 rollouts per \
+task (needs the recipe's group size, 8); the F* interval 0.800 wide (needs <= 0.15); probe as \
+docs/training/before-you-train.md shows)
+    at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 (the \
+sandbox: evidence/README.md)
   step-0 forecast (groups of 3 rollouts, the recorded rewards): 0 of 2 tasks (0.0%) earn equal rewards on every \
 rollout: zero advantage, dropped by prime-rl
+    at a smaller group size (subsets of the recorded rollouts) 2: 0.0%; all at the probe's one sampling temperature \
+(another temperature needs another probe)
     tokens that teach: 960 of 960 prompt+completion tokens per rollout; 122,880 per step of 128 rollouts (the \
 recipe's batch_size)
-    power: SE of micro-F1 0.1531 over abstracts; two evals of 2 tasks detect ΔF1 0.606 with 80% power (5% \
-two-sided); ΔF1 0.02 needs 1,839
+    power, two independent evals (different tasks): SE of micro-F1 0.1531 over 2 abstracts; two evals of 2 tasks \
+detect ΔF1 0.606 with 80% power (5% two-sided)
+      ΔF1 0.02 needs ~1,839 abstracts, ~1,839 tasks at 3 rollouts per task (90% interval 479-467,655 tasks, from the \
+SE's own uncertainty); more than the validation split's 750 abstracts
+      two runs on the same tasks (drugprot report A B) are compared paired: that report prints the ΔF1 its paired \
+interval detects
 
 {PER_CLASS}
 Answer quality

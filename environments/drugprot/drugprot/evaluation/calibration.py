@@ -23,11 +23,39 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drugprot.core.rewards import DEFAULT_FN_COST, MAX_COST, fp_cost_for_f1, on_grid, threshold
+from drugprot.evaluation.forecast import RECIPE_GROUP_SIZE
 from drugprot.evaluation.fstar import MIN_ROLLOUTS, Abstract, f_star
 from drugprot.evaluation.records import ExtractionRollout, Rollout
 from drugprot.evaluation.summary import micro_f1_interval
 
 FORMULA = "F(1+fn_cost)/(2-F)"
+MIN_TASKS = 200
+"""Tasks a run needs before the line recommends a value: a smaller probe's F* is biased upward (+0.03 to +0.05 F1
+at 40 tasks x 4 rollouts in simulation) and can be 0 (issue 51)."""
+MAX_WIDTH = 0.15
+"""The widest interval of the target F* (or F) the line recommends a value from (0.15 F1 around F* 0.4 spans
+``fp_cost`` 0.39–0.62 at fn_cost 1; between calibrations about 0.01 F1 is at stake there: evidence/README.md)."""
+AT_STAKE = (
+    "at stake between calibrations (F*, F or the default cost): <= 0.01 F1 near F* 0.4, about 0.05 at F* 0.17 "
+    "(the sandbox: evidence/README.md)"
+)
+
+
+def withheld(tasks: int, rollouts_per_task: int, low: float | None, high: float | None, name: str = "F*") -> list[str]:
+    """What a run lacks for the line to recommend a value (empty: nothing): ``MIN_TASKS`` tasks, the recipe's group
+    size (``RECIPE_GROUP_SIZE``) as rollouts per task (F* is the vote-share F1 at that many rollouts), and an
+    interval of the target ``name`` no wider than ``MAX_WIDTH``."""
+    missing = []
+    if tasks < MIN_TASKS:
+        missing.append(f"{tasks:,} tasks (needs >= {MIN_TASKS})")
+    if rollouts_per_task < RECIPE_GROUP_SIZE:
+        rollouts = "1 rollout" if rollouts_per_task == 1 else f"{rollouts_per_task} rollouts"
+        missing.append(f"{rollouts} per task (needs the recipe's group size, {RECIPE_GROUP_SIZE})")
+    if low is None or high is None:
+        missing.append(f"no {name} interval (--bootstrap 0, or fewer than 2 abstracts)")
+    elif round(high - low, 3) > MAX_WIDTH:  # as printed: a width shown as 0.150 is not above 0.15
+        missing.append(f"the {name} interval {high - low:.3f} wide (needs <= {MAX_WIDTH:g})")
+    return missing
 
 
 def _recorded_costs(rollouts: Sequence[Rollout | ExtractionRollout]) -> tuple[float, float] | None:
@@ -74,6 +102,7 @@ def calibration_summary(
     *,
     abstracts: Mapping[str, Abstract] | None = None,
     rollouts_per_task: int = 1,
+    tasks: int = 0,
     resamples: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -82,7 +111,8 @@ def calibration_summary(
     fewer than 2 rollouts per task, or without cells); the ``target`` (F* when estimated, else F), the threshold
     ``target / 2``, and the ``fp_cost`` that puts the utility's threshold there at the run's recorded ``fn_cost``
     (the default when the run recorded none), with the cost the run itself used and the ``advice`` (a value the
-    knobs accept). ``fp_cost`` and its interval are None when the target is 0."""
+    knobs accept), ``withheld`` (what the run of ``tasks`` tasks lacks for the line to recommend it; None: nothing).
+    ``fp_cost`` and its interval are None when the target is 0."""
     run_costs = _recorded_costs(rollouts)
     fn = run_costs[1] if run_costs is not None else DEFAULT_FN_COST
     bounds = micro_f1_interval(intervals)
@@ -109,6 +139,7 @@ def calibration_summary(
         "fp_cost_low": fp_cost_for_f1(t_low, fn) if defined and t_low is not None else None,
         "fp_cost_high": fp_cost_for_f1(t_high, fn) if defined and t_high is not None else None,
         "advice": advice(target, fn) if defined else None,
+        "withheld": withheld(tasks, rollouts_per_task, t_low, t_high, "F*" if star is not None else "F") or None,
         "run_fp_cost": run_costs[0] if run_costs is not None else None,
         "run_threshold": threshold(*run_costs) if run_costs is not None else None,  # as recorded, not re-snapped
     }
@@ -127,14 +158,18 @@ def _star_text(c: Mapping[str, Any]) -> str:
             "understates it"
         )
     at = "" if star["threshold"] is None else f" at vote share >= {star['threshold']:.3f}"
-    coarse = "" if star["resolved"] else f", coarse below {MIN_ROLLOUTS}"
+    coarse = "" if star["resolved"] else f" (coarse below {MIN_ROLLOUTS} rollouts per task)"
     return (
-        f"; F* = {star['f1']:.3f}{_bracket(star['low'], star['high'])}{at} "
-        f"({star['rollouts_per_task']} rollouts per task{coarse})"
+        f"; F* (the {star['rollouts_per_task']}-rollout vote-share F1) = {star['f1']:.3f}"
+        f"{_bracket(star['low'], star['high'])}{at}{coarse}"
     )
 
 
-def _recipe(a: Mapping[str, Any]) -> str:
+def _recipe(a: Mapping[str, Any], missing: Sequence[str] | None) -> str:
+    if missing:
+        return (
+            f"(no recipe value from this run: {'; '.join(missing)}; probe as docs/training/before-you-train.md shows)"
+        )
     if a["knob"] is None:
         return f"(no recipe value: {a['why']})"
     if a["knob"] == "fp_cost":
@@ -168,7 +203,9 @@ def calibration_lines(calibration: Mapping[str, Any] | None) -> list[str]:
         head,
         f"    the utility's threshold is there at {c['formula']}"
         f"{' at F = F*' if name == 'F*' else ' at the run F'}: {c['fp_cost']:.3f}"
-        f"{_bracket(c['fp_cost_low'], c['fp_cost_high'])} with fn_cost {fn} {_recipe(c['advice'])}{run}",
+        f"{_bracket(c['fp_cost_low'], c['fp_cost_high'])} with fn_cost {fn} "
+        f"{_recipe(c['advice'], c.get('withheld'))}{run}",
+        f"    {AT_STAKE}",
     ]
 
 

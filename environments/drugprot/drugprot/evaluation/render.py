@@ -285,6 +285,7 @@ def format_paired(
     ``(lead, side)`` read as "lead: side [1] only n, side [2] only m, ...", and the name of its test
     (``accuracy_test``: the flips test accuracy, never F1). Each difference carries the p-value of the paired
     sign-flip test of that difference (``comparison["tests"]``)."""
+    from drugprot.evaluation.forecast import paired_power, paired_power_line
     from drugprot.evaluation.stats import METRICS  # here, not above: stats loads numpy, which plots never need
 
     if not comparison["paired"]:
@@ -327,6 +328,7 @@ def format_paired(
                 f"{p_text(name)}"
                 for name in METRICS
             ),
+            *paired_power_line(paired_power(intervals.get("micro_f1"))),
         ]
     else:
         if intervals is not None:

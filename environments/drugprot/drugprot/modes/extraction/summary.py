@@ -131,7 +131,8 @@ def vote_cells(rollouts: Sequence[ExtractionRollout]) -> dict[str, Abstract]:
 def forecast_of(rollouts: Sequence[ExtractionRollout], intervals: dict[str, Any] | None) -> dict[str, Any]:
     """The report's ``forecast`` (``drugprot.evaluation.forecast``): each abstract's rollouts' reward and tokens."""
     groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in group_by_abstract(rollouts).values()]
-    return forecast_summary(groups, micro_f1_interval(intervals))
+    resampled = intervals.get("abstracts") if intervals is not None and "unavailable" not in intervals else None
+    return forecast_summary(groups, micro_f1_interval(intervals), resampled)
 
 
 ROLLOUTS_TOGETHER = "all rollouts of an abstract together"
@@ -241,6 +242,7 @@ def summarize_extraction(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SE
             rollouts,
             abstracts=vote_cells(rollouts),
             rollouts_per_task=min(ks),
+            tasks=len(groups),
             resamples=resamples,
             seed=seed,
         ),

@@ -118,8 +118,11 @@ def vote_cells(rollouts: Sequence[Rollout]) -> dict[str, Abstract]:
 
 def forecast_of(rollouts: Sequence[Rollout], intervals: dict[str, Any] | None) -> dict[str, Any]:
     """The report's ``forecast`` (``drugprot.evaluation.forecast``): each pair's rollouts' reward and tokens."""
-    groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in group_by_task(rollouts).values()]
-    return forecast_summary(groups, micro_f1_interval(intervals))
+    by_task = group_by_task(rollouts).values()
+    groups = [[(r.reward, r.input_tokens, r.output_tokens) for r in g] for g in by_task]
+    negative = [not (set(g[0].labels) - {NO_RELATION.name}) for g in by_task]
+    resampled = intervals.get("abstracts") if intervals is not None and "unavailable" not in intervals else None
+    return forecast_summary(groups, micro_f1_interval(intervals), resampled, negative)
 
 
 PAIRS_TOGETHER = "all pairs and rollouts of an abstract together"
@@ -251,6 +254,7 @@ def summarize(run: Run, *, resamples: int = 0, seed: int = DEFAULT_SEED) -> dict
             rollouts,
             abstracts=vote_cells(rollouts),
             rollouts_per_task=min(ks),
+            tasks=len(groups),
             resamples=resamples,
             seed=seed,
         )
