@@ -228,6 +228,13 @@ def logits(model: Any, ids: list[list[int]] | None = None) -> Any:
         return model(input_ids=torch.tensor(ids or PROBE_IDS)).logits.float()
 
 
+def peft_at_least(peft: Any, version: str) -> bool:
+    """Whether the installed PEFT is ``version`` or newer (what it does with prime-rl's adapter changed in 0.22)."""
+    from packaging.version import Version
+
+    return Version(peft.__version__) >= Version(version)
+
+
 @pytest.fixture(scope="session")
 def fake_safetensors() -> Callable[[Path, dict[str, tuple[str, tuple[int, ...]]]], Path]:
     """``write_fake_safetensors``, for the tests that must run without torch."""
@@ -340,4 +347,5 @@ def kit(heavy: dict[str, Any]) -> SimpleNamespace:
         apply_reference_deltas=apply_reference_deltas,
         logits=logits,
         make_tokenizer=make_tokenizer,
+        peft_0_22=peft_at_least(heavy["peft"], "0.22"),
     )
