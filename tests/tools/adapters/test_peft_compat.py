@@ -9,14 +9,13 @@ giving the row to add:
 
     .venv-adapters/bin/python -m pytest tests/tools/adapters/test_peft_compat.py -rs
 
-A cell reads "correct" when the logits are within ``LOGITS_TOL`` of the reference (the test's own
+A cell reads "correct" when the logits are within ``conftest.LOGITS_TOL`` of the reference (the test's own
 ``W + scale * B @ A``), "no effect" when they equal the base model's, and otherwise counts the modules whose
 LoRA ``verify_deltas`` finds missing or wrong.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,7 +32,6 @@ from drugprot.tools.adapters.safetensors_files import read_safetensors_header
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "adapters.md"
 SECTION = "## What plain PEFT does with it"
-LOGITS_TOL = 5e-5  # as test_peft_loading's
 # The first words of each refusal PEFT gives for 'experts' in target_modules, as the table shows them.
 REFUSALS = {
     "Target module AfmoeExperts(": "`ValueError: Target module AfmoeExperts(...) is not supported`",
@@ -43,29 +41,13 @@ REFUSALS = {
 }
 
 
-def _naive_rewrite(source: Path, target: Path, *, prefix: bool) -> Path:
-    """``experts`` dropped from target_modules; keys as written or with ``base_model.model.``."""
-    from safetensors.torch import load_file, save_file
-
-    target.mkdir()
-    config = json.loads((source / "adapter_config.json").read_text(encoding="utf-8"))
-    config["target_modules"] = [t for t in config["target_modules"] if t != "experts"]
-    (target / "adapter_config.json").write_text(json.dumps(config), encoding="utf-8")
-    tensors = load_file(str(source / "adapter_model.safetensors"))
-    save_file(
-        {("base_model.model." if prefix else "") + k: v for k, v in tensors.items()},
-        str(target / "adapter_model.safetensors"),
-    )
-    return target
-
-
 def _loaded(model: Any, adapter: Path, reference: Any, base: Any, kit: SimpleNamespace) -> str:
     """The cell for a load that did not raise: correct, no effect, or how many modules' LoRA is off."""
     logits = kit.logits(model)
     if float((logits - base).abs().max()) == 0.0:
         return "loads, **no effect** (logits equal the base)"
     change = float((logits - reference).abs().max())
-    if change <= LOGITS_TOL:
+    if change <= kit.LOGITS_TOL:
         return "correct"
     adapter_file = adapter / "adapter_model.safetensors"
     modules = collect_lora_modules(read_safetensors_header(adapter_file))
@@ -96,7 +78,7 @@ def _helper(adapter: Path, reference: Any, kit: SimpleNamespace, load_base: Any)
         needs = re.search(r"needs peft >= [\d.]+", str(exc))
         return f"refused (`{needs[0] if needs else type(exc).__name__}`)"
     change = float((kit.logits(model) - reference).abs().max())
-    verdict = "correct" if change <= LOGITS_TOL else f"**wrong** (Δ {change:.2g})"
+    verdict = "correct" if change <= kit.LOGITS_TOL else f"**wrong** (Δ {change:.2g})"
     return f"{verdict}, {report.modules_verified} modules verified"
 
 
@@ -125,8 +107,8 @@ def test_the_docs_table_row_for_the_installed_pair_is_what_it_does(
     args = (prime_rl_adapter, reference_logits, base_logits, kit, load_base)
     measured = [
         _plain(prime_rl_adapter, *args),
-        _plain(_naive_rewrite(prime_rl_adapter, tmp_path / "as-written", prefix=False), *args),
-        _plain(_naive_rewrite(prime_rl_adapter, tmp_path / "prefix", prefix=True), *args),
+        _plain(kit.naive_rewrite(prime_rl_adapter, tmp_path / "as-written", prefix=False), *args),
+        _plain(kit.naive_rewrite(prime_rl_adapter, tmp_path / "prefix", prefix=True), *args),
         _helper(prime_rl_adapter, reference_logits, kit, load_base),
     ]
     pair = f"{heavy['transformers'].__version__} / {heavy['peft'].__version__}"

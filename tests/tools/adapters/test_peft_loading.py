@@ -1,8 +1,8 @@
 """The PEFT helper on the tiny AFMoE: it matches the reference, and catches the silent failures it exists for.
 
-Tolerance: logits within 5e-5 of the reference (fp32; measured 2.6e-6 with transformers 5.24 + PEFT 0.21.2;
-4.4e-6 with transformers 5.17 + PEFT 0.21.2, 5.17 + 0.22.0 and 5.24 + 0.22.0 on torch 2.13 CPU; PEFT computes
-``x A^T B^T`` instead of a merged weight).
+Tolerance: logits within ``conftest.LOGITS_TOL`` (5e-5) of the reference (fp32; measured 2.6e-6 with
+transformers 5.24 + PEFT 0.21.2; 4.4e-6 with 5.17 + 0.21.2, 5.17 + 0.22.0 and 5.24 + 0.22.0 on torch 2.13 CPU;
+PEFT computes ``x A^T B^T`` instead of a merged weight).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from drugprot.tools.adapters import AdapterError
 from drugprot.tools.adapters.peft_config import expert_layout
 from drugprot.tools.adapters.peft_loading import apply_adapter, load_model_with_adapter
 
-LOGITS_TOL = 5e-5
-
 
 def test_helper_loads_the_prime_rl_adapter_and_matches_the_reference(
     load_base: Any, prime_rl_adapter: Path, reference_logits: Any, kit: SimpleNamespace
@@ -31,7 +29,7 @@ def test_helper_loads_the_prime_rl_adapter_and_matches_the_reference(
     assert report.modules_verified == 50
     assert report.max_delta_error <= 1e-6
     assert report.logits_max_abs_change > 0.5
-    assert float((kit.logits(model) - reference_logits).abs().max()) <= LOGITS_TOL
+    assert float((kit.logits(model) - reference_logits).abs().max()) <= kit.LOGITS_TOL
     if layout == "fused":  # transformers >= 5.4: linear gate/up/down go through target_parameters
         assert "model.layers.0.self_attn.gate_proj.weight" in report.peft_config["target_parameters"]
         assert "model.layers.2.mlp.experts.gate_up_proj" in report.peft_config["target_parameters"]
@@ -51,7 +49,7 @@ def test_merge_in_memory_gives_a_plain_model_with_the_same_logits(
 
     model, report = apply_adapter(load_base(), prime_rl_adapter, merge=True)
     assert report.merged and not isinstance(model, PeftModel)
-    assert float((kit.logits(model) - reference_logits).abs().max()) <= LOGITS_TOL
+    assert float((kit.logits(model) - reference_logits).abs().max()) <= kit.LOGITS_TOL
 
 
 def test_peft_refuses_the_adapter_as_prime_rl_writes_it(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,29 +14,6 @@ from drugprot.tools.adapters.peft_config import expert_layout
 from drugprot.tools.adapters.peft_loading import apply_adapter
 from drugprot.tools.adapters.peft_verify import logits_change, verify_deltas
 from drugprot.tools.adapters.safetensors_files import read_safetensors_header
-
-LOGITS_TOL = 5e-5  # as test_peft_loading's: fp32 logits, measured 4.4e-6 to 5.7e-6
-
-
-def _naive_rewrite(source: Path, target: Path, *, prefix: bool, target_modules: list[str] | None = None) -> Path:
-    """What a user would try: drop 'experts' from target_modules (and maybe add the key prefix).
-
-    ``target_modules``, when given, replaces the list instead.
-    """
-    from safetensors.torch import load_file, save_file
-
-    target.mkdir()
-    config = json.loads((source / "adapter_config.json").read_text())
-    if target_modules is None:
-        target_modules = [t for t in config["target_modules"] if t != "experts"]
-    config["target_modules"] = target_modules
-    (target / "adapter_config.json").write_text(json.dumps(config))
-    tensors = load_file(str(source / "adapter_model.safetensors"))
-    save_file(
-        {("base_model.model." if prefix else "") + k: v for k, v in tensors.items()},
-        str(target / "adapter_model.safetensors"),
-    )
-    return target
 
 
 def test_a_naive_peft_load_does_what_this_peft_and_transformers_do(
@@ -58,7 +34,7 @@ def test_a_naive_peft_load_does_what_this_peft_and_transformers_do(
     if layout == "fused" and not kit.peft_0_22:
         # transformers >= 5.4, PEFT < 0.22: PEFT's v5 conversion turns every *gate/up/down_proj target into the
         # fused expert parameters, so the attention gate and dense-MLP LoRA are dropped without an error.
-        naive = PeftModel.from_pretrained(base, str(_naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=True)))
+        naive = PeftModel.from_pretrained(base, str(kit.naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=True)))
         assert float((kit.logits(naive) - reference_logits).abs().max()) > 0.1
         with pytest.raises(
             AdapterNotAppliedError,
@@ -71,14 +47,14 @@ def test_a_naive_peft_load_does_what_this_peft_and_transformers_do(
         # targets the fused expert parameters beside it, so the naive load is right, with or without the key
         # prefix, and the check passes it.
         for prefix in (False, True):
-            rewritten = _naive_rewrite(prime_rl_adapter, tmp_path / f"prefix-{prefix}", prefix=prefix)
+            rewritten = kit.naive_rewrite(prime_rl_adapter, tmp_path / f"prefix-{prefix}", prefix=prefix)
             naive = PeftModel.from_pretrained(load_base(), str(rewritten))
-            assert float((kit.logits(naive) - reference_logits).abs().max()) <= LOGITS_TOL
+            assert float((kit.logits(naive) - reference_logits).abs().max()) <= kit.LOGITS_TOL
             checked, worst = verify_deltas(naive, modules, adapter_file, kit.SCALE)
             assert (checked, worst <= 1e-6) == (50, True)
     else:
         # transformers < 5.4: keys without the prefix load as a no-op.
-        naive = PeftModel.from_pretrained(base, str(_naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=False)))
+        naive = PeftModel.from_pretrained(base, str(kit.naive_rewrite(prime_rl_adapter, tmp_path / "n", prefix=False)))
         assert logits_change(naive, kit.torch.tensor(kit.PROBE_IDS)) == 0.0
         assert float((kit.logits(naive) - base_logits).abs().max()) == 0.0
         with pytest.raises(AdapterNotAppliedError, match="PEFT delta differs from scale"):
@@ -95,7 +71,7 @@ def test_lora_that_peft_left_out_is_caught_on_every_version(
 
     adapter_file = prime_rl_adapter / "adapter_model.safetensors"
     modules = collect_lora_modules(read_safetensors_header(adapter_file))
-    partial = _naive_rewrite(
+    partial = kit.naive_rewrite(
         prime_rl_adapter, tmp_path / "qkvo", prefix=True, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]
     )
     model = PeftModel.from_pretrained(load_base(), str(partial))
