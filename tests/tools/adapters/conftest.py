@@ -29,6 +29,8 @@ import pytest
 
 R, ALPHA = 4, 16.0
 SCALE = ALPHA / R
+LOGITS_TOL = 5e-5
+"""A PEFT load is correct when its fp32 logits are within this of the reference (measured 2.6e-6 to 7.6e-6)."""
 BASE_MODEL_NAME = "arcee-ai/Trinity-Mini"
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -220,12 +222,38 @@ def apply_reference_deltas(model: Any, tensors: dict[str, Any], scale: float) ->
             target.copy_((target.double() + delta).to(target.dtype))
 
 
+def naive_rewrite(source: Path, target: Path, *, prefix: bool, target_modules: list[str] | None = None) -> Path:
+    """What a user would try on prime-rl's adapter: drop 'experts' from target_modules (``target_modules``, when
+    given, replaces the list instead), and give the keys PEFT's ``base_model.model.`` prefix or not."""
+    from safetensors.torch import load_file, save_file
+
+    target.mkdir()
+    config = json.loads((source / "adapter_config.json").read_text(encoding="utf-8"))
+    if target_modules is None:
+        target_modules = [t for t in config["target_modules"] if t != "experts"]
+    config["target_modules"] = target_modules
+    (target / "adapter_config.json").write_text(json.dumps(config), encoding="utf-8")
+    tensors = load_file(str(source / "adapter_model.safetensors"))
+    save_file(
+        {("base_model.model." if prefix else "") + k: v for k, v in tensors.items()},
+        str(target / "adapter_model.safetensors"),
+    )
+    return target
+
+
 def logits(model: Any, ids: list[list[int]] | None = None) -> Any:
     """Float32 logits of ``model`` on the probe ids."""
     import torch
 
     with torch.no_grad():
         return model(input_ids=torch.tensor(ids or PROBE_IDS)).logits.float()
+
+
+def peft_at_least(peft: Any, version: str) -> bool:
+    """Whether the installed PEFT is ``version`` or newer (what it does with prime-rl's adapter changed in 0.22)."""
+    from packaging.version import Version
+
+    return Version(peft.__version__) >= Version(version)
 
 
 @pytest.fixture(scope="session")
@@ -331,6 +359,7 @@ def kit(heavy: dict[str, Any]) -> SimpleNamespace:
         R=R,
         ALPHA=ALPHA,
         SCALE=SCALE,
+        LOGITS_TOL=LOGITS_TOL,
         TINY=TINY,
         PROBE_IDS=PROBE_IDS,
         torch=heavy["torch"],
@@ -338,6 +367,8 @@ def kit(heavy: dict[str, Any]) -> SimpleNamespace:
         make_lora_tensors=make_lora_tensors,
         write_adapter=write_adapter,
         apply_reference_deltas=apply_reference_deltas,
+        naive_rewrite=naive_rewrite,
         logits=logits,
         make_tokenizer=make_tokenizer,
+        peft_0_22=peft_at_least(heavy["peft"], "0.22"),
     )

@@ -34,7 +34,8 @@ def test_inspect_describes_a_prime_rl_adapter_without_torch(
         "key prefix:     (none)",
         "layers:         0-3",
         "expert modules: 12 per MoE layer",
-        "note:           'experts' in target_modules: PEFT refuses this adapter as written; use "
+        "note:           'experts' in target_modules: PEFT refuses this adapter as written; with "
+        "peft >= 0.22 and transformers >= 5.4, removing 'experts' is enough, otherwise use "
         "`drugprot adapter merge` or drugprot.tools.adapters.peft_loading",
         "note:           prime-rl's default targets on Trinity-Mini give 11,686 modules; this adapter has 50",
     ]

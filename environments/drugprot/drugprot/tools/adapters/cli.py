@@ -110,7 +110,8 @@ class AdapterDescription:
             lines.append(f"expert modules: {per_layer} per MoE layer")
         if "experts" in self.target_modules:
             lines.append(
-                "note:           'experts' in target_modules: PEFT refuses this adapter as written; use "
+                "note:           'experts' in target_modules: PEFT refuses this adapter as written; with "
+                "peft >= 0.22 and transformers >= 5.4, removing 'experts' is enough, otherwise use "
                 "`drugprot adapter merge` or drugprot.tools.adapters.peft_loading"
             )
         if self.base_model and "Trinity-Mini" in self.base_model:

@@ -1,9 +1,11 @@
 """The adapter_config.json PEFT should load for the model at hand (prime-rl's adapter, rewritten).
 
-PEFT cannot take a prime-rl adapter as written: ``"experts"`` in ``target_modules`` raises, and on
-transformers >= 5.4 (routed experts fused into 3D parameters) PEFT's v4->v5 config conversion turns every
-``*gate_proj``/``*up_proj``/``*down_proj`` target into the fused expert parameters, silently dropping the LoRA
-of ``self_attn.gate_proj`` and the dense MLPs. So:
+PEFT cannot take a prime-rl adapter as written: ``"experts"`` in ``target_modules`` raises (0.21 and 0.22, in
+different words). On transformers >= 5.4 (routed experts fused into 3D parameters) PEFT < 0.22's v4->v5 config
+conversion turns every ``*gate_proj``/``*up_proj``/``*down_proj`` target into the fused expert parameters,
+silently dropping the LoRA of ``self_attn.gate_proj`` and the dense MLPs; PEFT 0.22 keeps the ``nn.Linear``
+targets, so there dropping ``"experts"`` would be enough (docs/adapters.md's table). The rewrite below is right
+on both, and never leaves a target to that conversion:
 
 - experts as ``nn.Linear`` modules (transformers 5.0-5.3, 4.57 remote code): ``target_modules`` becomes a
   regex of exactly the adapted module names.
