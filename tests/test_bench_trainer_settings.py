@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,8 @@ def result(
     """A bench.trainer_step result: runs of (seq_len, headroom, step seconds) at 2 micro-batches."""
     return {
         "benchmark": "trainer_step",
-        "machine": {"gpu": gpu, "torch": "2.11.0+cu130"},
-        "model": {"config": "Trinity-Mini", "substitutions": []},
+        "machine": {"gpu": gpu, "torch": "2.11.0+cu130", "gpu_total_gib": 139.8},
+        "model": {"config": "Trinity-Mini", "substitutions": [], "parameter_bytes": 106_812_186_624},
         "recipe": {
             "activation_offload": ac,
             "optimizer": "AdamW, states on CPU" if optim else "AdamW",
@@ -49,7 +50,7 @@ def result(
                 "peak_reserved_gib": round(139.8 * (1 - h), 1),
                 "headroom": h,
                 "step_s": steps,
-                "tokens_per_s": round(2 * s / (sum(steps) / len(steps)), 1),
+                "tokens_per_s": round(2 * s / statistics.median(steps), 1),
             }
             for s, h, steps in runs
         ],
@@ -156,3 +157,248 @@ def test_the_committed_results_keep_the_recipe_and_the_docs_show_them(capsys) ->
     block = re.search(r"<!-- trainer-settings -->\n(.*?)\n<!-- /trainer-settings -->", DOC.read_text(), re.S)
     assert block is not None
     assert block.group(1) == "\n".join(out.splitlines()[:-1])
+
+
+# --- malformed results: one line naming the file and the field, exit 2, before any work ---------------------------
+
+
+def _malformed(case: str) -> str | dict[str, Any]:
+    """A result broken one way (or, as a str, a file's raw text)."""
+    good = result([(10240, 0.214, [5.6, 5.6])])
+    run = good["runs"][0]
+    if case == "no model":
+        del good["model"]
+    elif case == "no runs":
+        del good["runs"]
+    elif case == "ranks null":
+        good["ranks"] = None
+    elif case == "optimizer null":
+        good["recipe"]["optimizer"] = None
+    elif case == "run without oom":
+        del run["oom"]
+    elif case == "seq_len a string":
+        run["seq_len"] = "10240"
+    elif case == "no machine":
+        del good["machine"]
+    elif case == "a step of 0 s":
+        run["step_s"] = [0, 5]
+    elif case == "no steps":
+        run["step_s"] = []
+    elif case == "zero throughput":
+        run["tokens_per_s"] = 0
+    elif case == "negative throughput":
+        run["tokens_per_s"] = -3657.1
+    elif case == "500 % headroom":
+        run["headroom"] = 5.0
+    elif case == "throughput off its steps":
+        run["tokens_per_s"] = 9999.0
+    elif case in ("NaN throughput", "Infinity throughput", "NaN headroom"):
+        key = "headroom" if "headroom" in case else "tokens_per_s"
+        return json.dumps(good).replace(f'"{key}": {json.dumps(run[key])}', f'"{key}": {case.split()[0]}')
+    elif case == "200k nested arrays":
+        return "[" * 200_000 + "]" * 200_000
+    return good
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("no model", "'model' is missing: a bench.trainer_step result has it"),
+        ("no runs", "'runs' is missing: a bench.trainer_step result has it"),
+        ("ranks null", "ranks is missing or null: expected an object"),
+        ("optimizer null", "recipe.optimizer is missing or null: expected a str"),
+        ("run without oom", "runs[0].oom is missing or null: expected a bool"),
+        ("seq_len a string", 'runs[0].seq_len is "10240": expected an int'),
+        ("no machine", "'machine' is missing: a bench.trainer_step result has it"),
+        ("a step of 0 s", "runs[0].step_s[0] is 0: expected >= 0.001"),
+        ("no steps", "runs[0].step_s is []: expected a non-empty list of seconds"),
+        ("zero throughput", "runs[0].tokens_per_s is 0: expected >= 0.001"),
+        ("negative throughput", "runs[0].tokens_per_s is -3657.1: expected >= 0.001"),
+        ("500 % headroom", "runs[0].headroom is 5.0: expected [0, 1]"),
+        ("throughput off its steps", "runs[0].tokens_per_s is 9999.0: seq_len x micro_batches / median(step_s) is"),
+        ("NaN throughput", "cannot read it as JSON (ValueError: NaN is not a number JSON allows"),
+        ("Infinity throughput", "cannot read it as JSON (ValueError: Infinity is not a number JSON allows"),
+        ("NaN headroom", "cannot read it as JSON (ValueError: NaN is not a number JSON allows"),
+        ("200k nested arrays", "nested too deeply to be a bench.trainer_step result"),
+    ],
+)
+def test_a_malformed_second_result_is_one_line_naming_the_file_and_field_before_any_work(
+    tmp_path: Path, capsys, case: str, message: str
+) -> None:
+    bad = _malformed(case)
+    paths = write(tmp_path, default=result([(10240, 0.214, [5.6, 5.6])]))
+    (tmp_path / "bad.json").write_text(bad if isinstance(bad, str) else json.dumps(bad))
+    with pytest.raises(SystemExit) as exit_:
+        ts.main([*paths, str(tmp_path / "bad.json")])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"bench.trainer_settings: error: {tmp_path / 'bad.json'}: {message}")
+
+
+# --- depth-scaled results: fitted against the layer count, predicted at the full depth -------------------------
+
+
+H100 = "NVIDIA H100 80GB HBM3"
+SETTINGS = {
+    "default": (True, True),
+    "no_ac_offload": (False, True),
+    "no_optim_offload": (True, False),
+    "no_offload": (False, False),
+}
+
+
+def scaled(
+    layers: int,
+    setting: str,
+    *,
+    memory: tuple[float, float],
+    seconds: tuple[float, float],
+    gpu: str = H100,
+    total: float = 79.19,
+    seq_len: int = 10240,
+    full_layers: int = 32,
+) -> dict[str, Any]:
+    """A depth-scaled result: peak reserved = memory[0] + memory[1] x layers GiB, a step = seconds[0] + seconds[1] x
+    layers s, parameters 3 + 3 x layers GiB."""
+    ac, optim = SETTINGS[setting]
+    peak = round(memory[0] + memory[1] * layers, 2)
+    step = round(seconds[0] + seconds[1] * layers, 3)
+    body = result([(seq_len, 0.5, [step, step])], ac=ac, optim=optim, gpu=gpu)
+    body["machine"]["gpu_total_gib"] = total
+    body["model"] |= {"layers": layers, "full_layers": full_layers, "parameter_bytes": (3 + 3 * layers) * 2**30}
+    body["runs"][0] |= {"peak_reserved_gib": peak, "headroom": round(1 - peak / total, 3)}
+    return body
+
+
+# per setting: (memory intercept, slope), (seconds intercept, slope); at 32 layers: 110/5.6, 116/4.8, 114/5.3, 120/4.5
+GRID = {
+    "default": ((14.0, 3.0), (0.8, 0.15)),
+    "no_ac_offload": ((14.0, 3.1875), (0.64, 0.13)),
+    "no_optim_offload": ((14.0, 3.125), (0.82, 0.14)),
+    "no_offload": ((14.0, 3.3125), (0.66, 0.12)),
+}
+
+
+def grid(tmp_path: Path, depths: tuple[int, ...] = (4, 16), **kw: Any) -> list[str]:
+    return write(
+        tmp_path,
+        **{
+            f"L{d}_{name}": scaled(d, name, memory=mem, seconds=sec, **kw)
+            for d in depths
+            for name, (mem, sec) in GRID.items()
+        },
+    )
+
+
+def test_two_depths_predict_the_full_model_and_ship_the_fastest_setting_with_headroom(tmp_path: Path, capsys) -> None:
+    assert ts.main(grid(tmp_path)) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "| setting | `seq_len` | depths measured | peak reserved at 32 layers | headroom, H200 | headroom, 80 GB | "
+        "s/step | tokens/s | vs baseline | result |"
+    )
+    # exact lines through two depths: no residual; 120 GiB leaves 14.2 % of an H200 (>= 10 %), none fits 80 GB
+    assert out[2:6] == [
+        "| no activation offload, no optimizer offload, eager **(chosen)** | 10,240 | 4, 16 | 120.0 GiB | 14.2 % | "
+        "-51.5 % | 4.50 | 4,551 | 1.244 | `L16_no_offload.json`, `L4_no_offload.json` |",
+        "| no activation offload, eager | 10,240 | 4, 16 | 116.0 GiB | 17.0 % | -46.5 % | 4.80 | 4,267 | 1.167 | "
+        "`L16_no_ac_offload.json`, `L4_no_ac_offload.json` |",
+        "| no optimizer offload, eager | 10,240 | 4, 16 | 114.0 GiB | 18.5 % | -44.0 % | 5.30 | 3,864 | 1.057 | "
+        "`L16_no_optim_offload.json`, `L4_no_optim_offload.json` |",
+        "| prime-rl's offloads, eager **(baseline)** | 10,240 | 4, 16 | 110.0 GiB | 21.3 % | -38.9 % | 5.60 | 3,657 | "
+        "1.000 | `L16_default.json`, `L4_default.json` |",
+    ]
+    assert out[6] == (
+        "node8.toml per trainer GPU (no activation offload, no optimizer offload, eager, seq_len 10,240), a prediction "
+        "from the same fit, not a measurement: 45.8 GiB (the full depth's 120.0 GiB less three quarters of its 99.0 "
+        "GiB of parameters: FSDP over 4 ranks, EP 4), before EP's all-to-all buffers"
+    )
+    assert out[7] == (
+        "predicted at 32 layers from NVIDIA H100 80GB HBM3: ship no activation offload, no optimizer offload, eager: "
+        "1.244x the baseline's tokens/s (noise 0.0 %), 14.2 % headroom on an H200; in configs/drugprot.toml: "
+        '[trainer.model] ac_offloading = "None", optim_cpu_offload = false'
+    )
+
+
+def test_a_setting_short_of_headroom_at_another_recipes_seq_len_is_not_shipped(tmp_path: Path, capsys) -> None:
+    # no_offload keeps 14.2 % at 10,240 but, at the extraction recipe's 14,336, peaks at 130 GiB (7.0 %)
+    paths = grid(tmp_path)
+    paths += write(
+        tmp_path,
+        **{
+            f"L{d}_{name}_14k": scaled(d, name, memory=(24.0, mem[1]), seconds=sec, seq_len=14336)
+            for d in (4, 16)
+            for name, (mem, sec) in GRID.items()
+            if name in ("default", "no_offload")
+        },
+    )
+    assert ts.main(paths) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert any(
+        line.startswith("| no activation offload, no optimizer offload, eager (headroom < 10 % on an H200) | 14,336 |")
+        for line in out
+    )
+    assert out[-1].startswith(
+        "predicted at 32 layers from NVIDIA H100 80GB HBM3: ship no activation offload, eager: 1.167x"
+    )
+
+
+def test_full_depth_rows_check_the_prediction_memory_alone_across_gpu_kinds(tmp_path: Path, capsys) -> None:
+    same = result([(10240, 0.5, [5.6, 5.6])], gpu=H100)
+    same["machine"]["gpu_total_gib"] = 200.0  # a stand-in total: only the measured figures are compared
+    same["runs"][0] |= {"peak_reserved_gib": 104.0, "headroom": 0.48}  # 110 predicted: 5.8 % over
+    h200 = result([(10240, 0.214, [5.5, 5.5])], sample_tokens=None)  # 109.9 GiB measured
+    paths = grid(tmp_path) + write(tmp_path, full_h100=same, full_h200=h200)
+    assert ts.main(paths) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[6:8] == [
+        "check `full_h100.json` (prime-rl's offloads, eager, seq_len 10,240; same GPU): peak reserved predicted "
+        "110.0 GiB, measured 104.0 GiB (+5.8 %, MISSED the 3 % bound by 2.8 points); tokens/s predicted 3,657.1, "
+        "measured 3,657.1 (+0.0 %, within 3 %)",
+        "check `full_h200.json` (prime-rl's offloads, eager, seq_len 10,240; cross-kind, memory only: measured on "
+        "NVIDIA H200, one sample per micro-batch): peak reserved predicted 110.0 GiB, measured 109.9 GiB (+0.1 %, "
+        "within 3 %)",
+    ]
+
+
+def test_a_fit_from_one_depth_is_refused(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        ts.main(grid(tmp_path, depths=(8,)))
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == (
+        "bench.trainer_settings: error: the recipe's setting (prime-rl's offloads, eager) at seq_len 10240 cannot be "
+        "predicted: measured at 1 depth (8 layers): a fit needs two or more\n"
+    )
+
+
+def test_a_fit_from_mixed_gpus_is_refused_naming_the_file(tmp_path: Path, capsys) -> None:
+    paths = grid(tmp_path)
+    other = scaled(8, "default", memory=GRID["default"][0], seconds=GRID["default"][1], gpu="NVIDIA H200", total=139.8)
+    paths += write(tmp_path, h200_L8=other)
+    with pytest.raises(SystemExit) as exit_:
+        ts.main(paths)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"bench.trainer_settings: error: {paths[-1]}: machine or step shape (GPU, torch")
+
+
+def test_a_fit_whose_residual_exceeds_the_bound_is_refused(tmp_path: Path, capsys) -> None:
+    paths = grid(tmp_path)
+    # a third depth 8 % above the default's line (26 GiB at 4 layers, 62 at 16: 38 on the line at 8, 41.04 here)
+    paths += write(tmp_path, L8_default=scaled(8, "default", memory=(17.04, 3.0), seconds=GRID["default"][1]))
+    with pytest.raises(SystemExit) as exit_:
+        ts.main(paths)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.startswith(
+        "bench.trainer_settings: error: the recipe's setting (prime-rl's offloads, eager) at seq_len 10240 cannot be "
+        "predicted: fit residual "
+    )
+
+
+def test_three_collinear_depths_carry_their_residual() -> None:
+    line = ts.fit_line([(4, 26.0), (8, 38.2), (16, 62.0)])
+    assert (round(line.slope, 4), round(line.intercept, 4)) == (2.9964, 14.1)
+    # the largest residual is at 8 layers: 38.2 measured, 38.0714 fitted
+    assert (round(line.residual, 4), round(line.relative, 5)) == (0.1286, 0.00337)
+    with pytest.raises(ValueError, match="a fit needs two or more depths"):
+        ts.fit_line([(8, 1.0), (8, 2.0)])
