@@ -4,6 +4,7 @@ optimizer step on packed micro-batches; peak GPU memory, host memory and tokens/
     python -m bench.trainer_step --seq-len 10240 14336 --json bench/results/trainer_step_h200.json \
         --prime-rl-src ../prime-rl/src
     torchrun --nproc-per-node 4 -m bench.trainer_step --ep 4 --seq-len 10240 --prime-rl-src ../prime-rl/src
+    python -m bench.trainer_step --layers 8 --seq-len 10240 --prime-rl-src ../prime-rl/src   # fits an 80 GB GPU
 
 Under ``torchrun`` (``WORLD_SIZE`` set) it runs one process per GPU as prime-rl's trainer does: the model built on the
 meta device, expert parallelism over ``--ep`` ranks, FSDP2 over all ranks (``trainer_models.build_prime_rl_ranks``),
@@ -15,6 +16,10 @@ Defaults are the recipe's (configs/drugprot.toml with prime-rl 559b447's trainer
 activation offloading to CPU, AdamW (lr 3e-6) with its states offloaded to CPU, the fused LM head in 8,192-token
 chunks, LoRA r 16 / alpha 64 on attention, dense MLPs and routed experts. ``torch.compile`` of the layers (prime-rl's
 default) only with ``--compile``. Without a CUDA GPU it prints one line and exits 0.
+
+``--layers N`` builds the first N decoder layers only (the first ``num_dense_layers`` dense, as the full model),
+every other dimension unchanged; the result records ``model.layers`` and ``model.full_layers``. Runs at two or more
+depths of one GPU are what ``bench.trainer_settings`` extrapolates to the full depth.
 """
 
 from __future__ import annotations
