@@ -1,26 +1,28 @@
 """The trainer setting to ship, from ``bench.trainer_step`` results: the fastest that keeps ≥ 10 % GPU headroom.
 
-    python -m bench.trainer_settings RESULT.json [RESULT.json ...] [--markdown]
+    python -m bench.trainer_settings RESULT.json [RESULT.json ...] [--markdown] [--against-defaults]
 
 Depth-scaled results (``bench.trainer_step --layers N``, N below the model's depth) are extrapolated: for each
 setting and ``seq_len``, peak reserved memory and seconds per step are fitted against the layer count (least
 squares over two or more depths of one GPU) and predicted at the full depth, with the fit's largest residual; the
 choice is then made on the predictions, headroom taken on the recipe's GPU (an H200). A fit from one depth, from
 mixed GPUs, or whose residual exceeds its bound (``RESIDUAL_BOUND`` of a measured value for memory,
-``TIME_RESIDUAL_BOUND`` for time) is refused. Full-depth results given
-beside them check the predictions: memory and tokens/s on the same GPU kind, memory alone (what the GPU kind does
-not change) across kinds, each labelled. See "Depth-scaled results" below for the rest.
+``TIME_RESIDUAL_BOUND`` for time) is refused. Full-depth results given beside them check the predictions: memory
+and tokens/s on the same GPU kind, memory alone (what the GPU kind does not change) across kinds, each labelled.
+See "Depth-scaled results" below for the rest.
 
 Each result is one setting of prime-rl's trainer (activation offload, optimizer-state offload, compile) at one or
 more micro-batch lengths ``seq_len``. Their tokens/s are compared side by side, so every result must come from the
 same machine and the same step shape (micro-batches per step, sample length); a result that breaks this is refused
 with one line naming it. The baseline is the recipe's offloads (configs/drugprot.toml, prime-rl's defaults where it
-sets none) at the recipe's ``seq_len``, eager like the benchmark's default. Another row is chosen only when it keeps
+sets none; with ``--against-defaults``, prime-rl's defaults) at the recipe's ``seq_len``, eager like the
+benchmark's default. Another row is chosen only when it keeps
 the headroom and is faster by more than the timing noise of the two rows (the spread of their own timed steps).
 Compile is shown, not decided: with flash-attention absent the benchmark's attention is a stand-in kernel, and what
 compile does to it is not what it does to the real one, so the recipe keeps prime-rl's compile default. Prints the
 table and the prime-rl keys that set the chosen row; docs/training/gpu-sizing.md holds the table for the committed
-results (a test keeps it and configs/drugprot.toml in step with this choice).
+depth-scaled grid (bench/results/trainer_settings_h100; a test keeps it and configs/drugprot.toml in step with this
+choice).
 
 Depth-scaled results: the parameters, AdamW's moments and the checkpointed layer inputs grow with the layer count,
 and so does a step's compute per token; the embeddings, the LM head and the fixed costs do not. So two depths give a

@@ -445,6 +445,13 @@ def test_the_h100_fit_predicts_the_h200s_full_depth_memory_within_3_percent(caps
     assert all("within 3 %" in c for c in checks)
 
 
+def test_the_docs_show_what_the_command_prints_over_the_committed_grid_and_h200_rows(capsys) -> None:
+    assert ts.main([*map(str, H100_GRID + H200_FULL), "--against-defaults"]) == 0
+    after_table = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("|")]
+    shown = re.search(r"--against-defaults` ends:\n\n```text\n(.*?)\n```", DOC.read_text(), re.S)
+    assert shown is not None and shown.group(1).splitlines() == after_table
+
+
 def test_the_docs_show_the_committed_grids_table(capsys) -> None:
     assert ts.main([*map(str, H100_GRID), "--against-defaults", "--markdown"]) == 0
     block = re.search(r"<!-- trainer-settings -->\n(.*?)\n<!-- /trainer-settings -->", DOC.read_text(), re.S)
