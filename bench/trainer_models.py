@@ -62,6 +62,20 @@ TINY: dict[str, Any] = {
     "sliding_window": 16,
     "max_position_embeddings": 4096,
 }
+
+
+def with_layers(cfg: dict[str, Any], layers: int | None) -> dict[str, Any]:
+    """``cfg`` cut to its first ``layers`` decoder layers (None: as it is), every other dimension unchanged. The
+    first ``num_dense_layers`` stay dense and the rest MoE, as in the full model, and the attention pattern (one
+    global layer in ``global_attn_every_n_layers``) is the full model's, cut: what scales with depth scales."""
+    full = cfg["num_hidden_layers"]
+    if layers is None:
+        return dict(cfg)
+    if not 1 <= layers <= full:
+        raise ValueError(f"layers must be in [1, {full}] (the model's depth), got {layers}")
+    return {**cfg, "num_hidden_layers": layers, "num_dense_layers": min(cfg["num_dense_layers"], layers)}
+
+
 # The recipe's LoRA (configs/drugprot.toml [trainer.model.lora]).
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "experts"]
 

@@ -4,6 +4,7 @@ optimizer step on packed micro-batches; peak GPU memory, host memory and tokens/
     python -m bench.trainer_step --seq-len 10240 14336 --json bench/results/trainer_step_h200.json \
         --prime-rl-src ../prime-rl/src
     torchrun --nproc-per-node 4 -m bench.trainer_step --ep 4 --seq-len 10240 --prime-rl-src ../prime-rl/src
+    python -m bench.trainer_step --layers 8 --seq-len 10240 --prime-rl-src ../prime-rl/src   # fits an 80 GB GPU
 
 Under ``torchrun`` (``WORLD_SIZE`` set) it runs one process per GPU as prime-rl's trainer does: the model built on the
 meta device, expert parallelism over ``--ep`` ranks, FSDP2 over all ranks (``trainer_models.build_prime_rl_ranks``),
@@ -15,6 +16,10 @@ Defaults are the recipe's (configs/drugprot.toml with prime-rl 559b447's trainer
 activation offloading to CPU, AdamW (lr 3e-6) with its states offloaded to CPU, the fused LM head in 8,192-token
 chunks, LoRA r 16 / alpha 64 on attention, dense MLPs and routed experts. ``torch.compile`` of the layers (prime-rl's
 default) only with ``--compile``. Without a CUDA GPU it prints one line and exits 0.
+
+``--layers N`` builds the first N decoder layers only (the first ``num_dense_layers`` dense, as the full model),
+every other dimension unchanged; the result records ``model.layers`` and ``model.full_layers``. Runs at two or more
+depths of one GPU are what ``bench.trainer_settings`` extrapolates to the full depth.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from bench.trainer_models import (
     build_prime_rl,
     build_prime_rl_ranks,
     shard_ranks,
+    with_layers,
 )
 from drugprot.core.outputs import OutputError, OutputSpec, check_outputs, error_line, wrote_line
 
@@ -63,6 +69,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--compile", action="store_true", help="torch.compile each layer (prime-rl's default)")
     p.add_argument("--ep", type=int, default=1, help="expert parallelism degree (torchrun, prime-rl; node8.toml: 4)")
     p.add_argument("--tiny", action="store_true", help="a toy-sized AFMoE (tests)")
+    p.add_argument(
+        "--layers",
+        type=int,
+        help="build only the first N decoder layers (first num_dense_layers dense, as the full model), every other "
+        "dimension unchanged: depth-scaled runs that bench.trainer_settings extrapolates to the full depth",
+    )
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu only with --tiny (tests)")
     p.add_argument("--json", help="write the result here")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
@@ -76,6 +88,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--ep > 1 needs torchrun, --impl prime-rl and a rank count that --ep divides")
     if world and args.search_max:
         p.error("--search-max runs in one process: leave out torchrun")
+    full = (TINY if args.tiny else TRINITY_MINI)["num_hidden_layers"]
+    if args.layers is not None and not 1 <= args.layers <= full:
+        p.error(f"--layers must be in [1, {full}] (the model's depth)")
     if min(args.seq_len) < 2 or args.micro_batches < 1 or args.steps < 1 or args.warmup < 0 or args.sample_tokens < 0:
         p.error("--seq-len >= 2, --micro-batches >= 1, --steps >= 1, --warmup >= 0, --sample-tokens >= 0")
     return args
@@ -319,7 +334,8 @@ def lora_layout(built: Built, sharded: bool = False) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    cfg = TINY if args.tiny else TRINITY_MINI
+    full = TINY if args.tiny else TRINITY_MINI
+    cfg = with_layers(full, args.layers)
     ranks = start_ranks(args.device)
     torch.manual_seed(0)
     chunk = args.lm_head_chunk or None
@@ -356,6 +372,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine": machine(args.device),
         "model": {
             "config": "tiny" if args.tiny else "Trinity-Mini",
+            "layers": cfg["num_hidden_layers"],
+            "full_layers": full["num_hidden_layers"],
             "impl": built.impl,
             "attention": built.attention,
             "substitutions": built.substitutions,

@@ -58,6 +58,39 @@ def test_tiny_cpu_run_writes_the_result(tmp_path: Path) -> None:
     assert result["recipe"]["sample_tokens"] == 16 and result["recipe"]["compile"] is False
 
 
+def test_two_depths_of_the_tiny_model_extrapolate_its_parameters_to_the_full_depth(tmp_path: Path) -> None:
+    # bench.trainer_step --layers (issue 52): the first N layers, every other dimension unchanged, so what scales
+    # with depth is linear in N; bench.trainer_settings' fit through two depths predicts the full model's count
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers.models.afmoe", reason="this transformers has no native AFMoE (needs >= 5.0)")
+    pytest.importorskip("peft")
+    from bench.trainer_settings import fit_line
+
+    args = ["--tiny", "--device", "cpu", "--impl", "hf", "--seq-len", "32", "--sample-tokens", "16", "--steps", "2"]
+    results = {}
+    for layers in (2, 3):
+        out = tmp_path / f"L{layers}.json"
+        proc = run(*args, "--layers", str(layers), "--json", str(out))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        results[layers] = json.loads(out.read_text())
+    full = TINY["num_hidden_layers"]  # 4, predicted from its first 2 (both dense) and 3 (one MoE layer)
+    for layers, result in results.items():
+        assert (result["model"]["layers"], result["model"]["full_layers"]) == (layers, TINY["num_hidden_layers"])
+        row = result["runs"][0]
+        assert row["oom"] is False and len(row["step_s"]) == 2 and row["tokens_per_s"] > 0
+    # the base model's parameters (PEFT's adapter over fused experts, the fallback's layout, is not prime-rl's)
+    line = fit_line([(n, r["model"]["parameters"] - r["lora"]["parameters"]) for n, r in results.items()])
+    base, _ = trinity_counts(TINY)
+    moe_layers = full - TINY["num_dense_layers"]  # transformers keeps expert_bias as a parameter
+    assert round(line.at(full)) == base + moe_layers * TINY["num_experts"]
+
+
+def test_layers_outside_the_models_depth_are_refused_before_work() -> None:
+    proc = run("--tiny", "--device", "cpu", "--impl", "hf", "--layers", "5")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines()[-1].endswith("error: --layers must be in [1, 4] (the model's depth)")
+
+
 def test_two_cpu_ranks_shard_the_model_and_merge_their_figures(tmp_path: Path) -> None:
     # bench.trainer_step under torchrun: 2 gloo ranks, FSDP2 over both (the multi-rank path of issue 45; the
     # prime-rl builder with expert parallelism needs CUDA, so CI runs this transformers + PEFT path)
