@@ -189,8 +189,10 @@ class FaultyResponder:
         return Reply(f"{THINK}\\boxed{{E}}")
 
 
-SLOW_S = 15.0
-ROLLOUT_TIMEOUT_S = 5
+ROLLOUT_TIMEOUT_S = 30
+"""The agent's rollout timeout in the faults run: every other rollout of that run must finish within it, so it is
+generous (a loaded 2-core machine), and the slow reply outlasts it twice over."""
+SLOW_S = 2.0 * ROLLOUT_TIMEOUT_S
 V04 = verifiers_version() >= (0, 4)
 """verifiers 0.4 names a failed rollout's stop by its error and records an agent timeout as a timeout stop
 (still scored); 0.3.x stops both as ``error``, the timeout as a ``HarnessError``."""
