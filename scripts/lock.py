@@ -13,7 +13,11 @@ resolution at run time (``uv pip sync``, or ``--no-deps``):
 - ``clean-<verifiers>.txt``: the packaging test's clean venv (the package's declared dependencies, on each verifiers
   the suite runs);
 - ``build.txt``: the build backend, for the wheel the packaging test builds and every editable install
-  (``--build-constraint``).
+  (``--build-constraint``);
+- ``null-<verifiers>.txt``: the dependencies verifiers' ``null`` chat program declares (``NULL_PROGRAMS``), resolved;
+  their pins (every package, markers kept) are also written into the package as
+  ``drugprot/envs/null_pins.py`` (``NULL_PINS_MODULE``), which ``drugprot-null`` writes into the program's PEP 723
+  header, so its uv script environment holds exactly these (``drugprot.envs.null_program``).
 
 Each file's first line records the SHA-256 of its inputs (``inputs_digest``: the requirements below, the compile
 options, and the package's declared dependencies in ``environments/drugprot/pyproject.toml``), so a lock that no
@@ -54,7 +58,7 @@ PYTHON = "3.11"
 """The lowest Python the package supports; ``--universal`` resolves for it and every later one."""
 TORCH = "2.13.0"
 """The torch the adapters stage installs (pip, ``torch==TORCH``: a machine's local ``+cpu`` wheel matches it)."""
-COMPILE_OPTIONS = ("--universal", "--python-version", PYTHON, "--generate-hashes", "--no-emit-package", "drugprot")
+COMPILE_OPTIONS = ("--universal", "--generate-hashes", "--no-emit-package", "drugprot")
 DIGEST_PREFIX = "# inputs-sha256: "
 AS_OF_PREFIX = "# resolved as of: "
 TORCH_PREFIX = "# torch=="
@@ -70,6 +74,12 @@ class Lock:
     purpose: str
     dropped: tuple[str, ...] = ()
     """Package-name patterns left out of the file (installed another way)."""
+    python: str = PYTHON
+    """The lowest Python the lock serves (``--universal`` resolves for it and every later one)."""
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return (*COMPILE_OPTIONS, "--python-version", self.python)
 
     @property
     def path(self) -> Path:
@@ -77,6 +87,16 @@ class Lock:
 
 
 DROPPED = ("torch", "triton", "nvidia-*", "cuda-*")
+NULL_PYTHON = {"0.4.0": "3.10", "0.3.1": "3.11"}
+"""The ``requires-python`` floor of each ``null`` program's header: uv may build its environment on any of them."""
+NULL_PROGRAMS: dict[str, tuple[str, ...]] = {
+    "0.4.0": ("openai", "mcp==2.0.0", "httpx", "httpx2", "tenacity", "certifi"),
+    "0.3.1": ("openai", "mcp>=1.24.0,<2", "httpx", "tenacity"),
+}
+"""The dependencies the ``null`` chat program declares, as its PEP 723 header lists them, per verifiers
+(``verifiers.v1.harnesses.utils.launch.CHAT_PROGRAM`` on 0.4.0, ``verifiers/v1/harnesses/null/program.py`` on 0.3.1).
+``tests/envs/test_null_program.py`` checks them against the installed verifiers."""
+NULL_PINS_MODULE = ROOT / "environments" / "drugprot" / "drugprot" / "envs" / "null_pins.py"
 LOCKS: tuple[Lock, ...] = (
     Lock("build", ("hatchling",), "the package's build backend (uv build / editable installs: --build-constraint)"),
     Lock(
@@ -100,6 +120,15 @@ LOCKS: tuple[Lock, ...] = (
     ),
     Lock("clean-0.4.0", ("./environments/drugprot", "verifiers==0.4.0"), "the packaging test's clean venv"),
     Lock("clean-0.3.1", ("./environments/drugprot", "verifiers==0.3.1"), "the packaging test's clean venv"),
+    *(
+        Lock(
+            f"null-{version}",
+            requirements,
+            f"the null chat program of verifiers {version} (drugprot-null)",
+            python=NULL_PYTHON[version],
+        )
+        for version, requirements in NULL_PROGRAMS.items()
+    ),
 )
 
 
@@ -119,7 +148,7 @@ def inputs_digest(lock: Lock, pyproject: Mapping[str, object]) -> str:
     inputs = {
         "requirements": list(lock.requirements),
         "dropped": list(lock.dropped),
-        "options": list(COMPILE_OPTIONS),
+        "options": list(lock.options),
         "package": declared(pyproject),
     }
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
@@ -162,7 +191,7 @@ def header(lock: Lock, digest: str, as_of: str | None) -> str:
 def compile_lock(lock: Lock, as_of: str | None = None, uv: str = "uv") -> str:
     """The lock file's text: uv's universal, hashed resolution of the inputs (the releases uploaded before
     ``as_of``, an RFC 3339 time; None: today's)."""
-    command = [uv, "pip", "compile", "-", *COMPILE_OPTIONS, "--quiet", "--custom-compile-command", COMMAND]
+    command = [uv, "pip", "compile", "-", *lock.options, "--quiet", "--custom-compile-command", COMMAND]
     if as_of:
         command += ["--exclude-newer", as_of]
     proc = subprocess.run(command, input="\n".join(lock.requirements) + "\n", capture_output=True, text=True,
@@ -171,6 +200,51 @@ def compile_lock(lock: Lock, as_of: str | None = None, uv: str = "uv") -> str:
         raise LockError(f"{lock.name}: uv pip compile failed: {proc.stderr.strip()[-2000:]}")
     pyproject = tomllib.loads(PACKAGE_PYPROJECT.read_text(encoding="utf-8"))
     return header(lock, inputs_digest(lock, pyproject), as_of) + drop_packages(proc.stdout, lock.dropped)
+
+
+def lock_pins(text: str) -> tuple[str, ...]:
+    """A lock's requirements without their hashes: ``name==version`` with its marker (``; ...``), in the file's
+    order."""
+    found = []
+    for line in text.splitlines():
+        if re.match(r"[A-Za-z0-9]", line):
+            found.append(re.sub(r"\s*\\$", "", line).replace(" ; ", "; "))
+    return tuple(found)
+
+
+def null_pins_module(lock_texts: Mapping[str, str]) -> str:
+    """The text of ``NULL_PINS_MODULE``: each ``null`` program's declared dependencies -> its locked pins."""
+    lines = [
+        '"""The exact dependencies of verifiers\' ``null`` chat program, per the dependency list its PEP 723 header',
+        'declares. Generated by scripts/lock.py from locks/null-*.txt; do not edit."""',
+        "",
+        "# ruff: noqa: E501  (a pin's marker is as long as uv writes it)",
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Final",
+        "",
+        "NULL_PROGRAM_PINS: Final[dict[tuple[str, ...], tuple[str, ...]]] = {",
+    ]
+    for version, requirements in NULL_PROGRAMS.items():
+        lines.append(f"    # verifiers {version}")
+        lines.append(f"    ({', '.join(json.dumps(r) for r in requirements)}): (")
+        lines.extend(f"        {json.dumps(pin)}," for pin in lock_pins(lock_texts[f"null-{version}"]))
+        lines.append("    ),")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def null_pins_problem() -> str | None:
+    """Why ``NULL_PINS_MODULE`` is not what the committed null locks give, or None."""
+    try:
+        texts = {f"null-{v}": (LOCK_DIR / f"null-{v}.txt").read_text(encoding="utf-8") for v in NULL_PROGRAMS}
+    except FileNotFoundError as e:
+        return f"{e.filename}: missing"
+    shown = NULL_PINS_MODULE.read_text(encoding="utf-8") if NULL_PINS_MODULE.is_file() else None
+    if shown != null_pins_module(texts):
+        return f"{NULL_PINS_MODULE.relative_to(ROOT)}: not what locks/null-*.txt give"
+    return None
 
 
 def stale(locks: Sequence[Lock] | None = None) -> list[str]:
@@ -183,26 +257,37 @@ def stale(locks: Sequence[Lock] | None = None) -> list[str]:
             problems.append(f"{lock.path.relative_to(ROOT)}: missing")
         elif recorded_digest(lock.path.read_text(encoding="utf-8")) != inputs_digest(lock, pyproject):
             problems.append(f"{lock.path.relative_to(ROOT)}: written from other inputs than today's")
+    if locks is None and (problem := null_pins_problem()) is not None:
+        problems.append(problem)
     return problems
 
 
 def write(locks: Sequence[Lock] = LOCKS, as_of: str | None = None) -> None:
     """Compile every lock first, then write them all (a failure leaves the committed files as they were)."""
     texts = {lock: compile_lock(lock, as_of) for lock in locks}
+    outputs = {lock.path: text for lock, text in texts.items()}
+    if all(f"null-{version}" in {lock.name for lock in texts} for version in NULL_PROGRAMS):
+        outputs[NULL_PINS_MODULE] = null_pins_module({lock.name: text for lock, text in texts.items()})
     LOCK_DIR.mkdir(exist_ok=True)
-    for lock, text in texts.items():
-        tmp = lock.path.with_suffix(".tmp")
+    for path, text in outputs.items():
+        tmp = path.with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
-        tmp.replace(lock.path)
+        tmp.replace(path)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, checked (a malformed ``--as-of`` exits 2 with one line, before any work)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a lock is stale against its inputs")
     parser.add_argument("--as-of", metavar="TIME", help="resolve as of this RFC 3339 time (default: now)")
     args = parser.parse_args(argv)
     if args.as_of is not None and not AS_OF.fullmatch(args.as_of):
         parser.error(f"--as-of {args.as_of!r}: expected an RFC 3339 time, e.g. 2026-11-25T00:00:00Z")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.check:
         problems = stale()
         for problem in problems:
@@ -213,8 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (LockError, subprocess.TimeoutExpired) as e:
         print(f"lock: {e}", file=sys.stderr)
         return 1
-    for lock in LOCKS:
-        print(f"{lock.path.relative_to(ROOT)}: written")
+    for path in [lock.path for lock in LOCKS] + [NULL_PINS_MODULE]:
+        print(f"{path.relative_to(ROOT)}: written")
     return 0
 
 

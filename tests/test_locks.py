@@ -123,3 +123,14 @@ def test_check_exits_1_naming_a_stale_lock(monkeypatch: pytest.MonkeyPatch, caps
     assert capsys.readouterr().err == (
         "locks/v03.txt: written from other inputs than today's (regenerate: python scripts/lock.py)\n"
     )
+
+
+def test_the_lock_commands_shown_parse() -> None:
+    """Each ``python scripts/lock.py ...`` the docs show is a valid command line (tests/test_docs.py finds them)."""
+    from .test_docs import SHOWN
+
+    shown = [s for s in SHOWN if s.command.startswith("python scripts/lock.py")]
+    assert len(shown) >= 2
+    for command in shown:
+        args = lock.parse_args(command.argv()[2:])
+        assert args.check is False

@@ -131,7 +131,8 @@ def test_pyproject_metadata() -> None:
     assert project["requires-python"] == ">=3.11"
     assert VERIFIERS_REQUIREMENT in project["dependencies"]
     assert {"biomedical", "relation-extraction", "single-turn", "eval", "train"} <= set(project["tags"])
-    assert PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["drugprot"]
+    # drugprot_null: the package of the drugprot-null harness id (verifiers imports an id's package)
+    assert PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["drugprot", "drugprot_null"]
 
 
 def test_prime_classifies_the_package_as_v1() -> None:
@@ -173,9 +174,9 @@ def _artifacts(dist: Path) -> tuple[Path, Path]:
 
 def _sources() -> set[str]:
     """Package files that must ship: the Python modules and the bundled sample (tracked, not generated)."""
-    package_dir = PACKAGE / "drugprot"
     return {
         p.relative_to(PACKAGE).as_posix()
+        for package_dir in (PACKAGE / "drugprot", PACKAGE / "drugprot_null")
         for p in package_dir.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".jsonl", ".md")
     }
@@ -190,7 +191,8 @@ def test_sdist_and_wheel_contents(dist: Path) -> None:
                                           .decode("utf-8"))  # fmt: skip
         entry_points = whl.read(f"drugprot-{PYPROJECT['project']['version']}.dist-info/entry_points.txt").decode()
     assert _sources() <= names
-    assert {"drugprot/envs/legacy.py", "drugprot/envs/taskset.py", "drugprot/__init__.py"} <= names
+    assert {"drugprot/envs/legacy.py", "drugprot/envs/taskset.py", "drugprot/__init__.py", "drugprot_null/__init__.py",
+            "drugprot/envs/null_pins.py"} <= names  # fmt: skip
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "outputs/"))]
     requires = metadata.get_all("Requires-Dist") or []
     assert "verifiers<0.5,>=0.3.1.dev59" in requires
@@ -221,11 +223,11 @@ from drugprot.envs.taskset import DrugprotConfig
 
 fixture = sys.argv[1]
 failed = {}
-for module in pkgutil.walk_packages(drugprot.__path__, "drugprot."):
+for name in [m.name for m in pkgutil.walk_packages(drugprot.__path__, "drugprot.")] + ["drugprot_null"]:
     try:
-        importlib.import_module(module.name)
+        importlib.import_module(name)
     except Exception as exc:
-        failed[module.name] = f"{type(exc).__name__}: {exc}"
+        failed[name] = f"{type(exc).__name__}: {exc}"
 tasks = DrugprotTaskset(DrugprotConfig(id="drugprot", split="train", data_path=fixture)).load()
 try:
     legacy = len(load_environment(split="train", data_path=fixture).get_eval_dataset())
