@@ -14,7 +14,9 @@ model call, scoring). ``--profile DIR`` also writes a cProfile of one drugprot `
 
 The echo taskset lives in ``bench/echo_taskset`` and is put on ``PYTHONPATH`` (or install it with
 ``uv pip install -e bench/echo_taskset``). The ``null`` harness needs ``uv`` and PyPI, or a warm uv cache
-(drugprot's harness serves the echo taskset too: it only carries messages).
+(drugprot's harness serves the echo taskset too: it only carries messages). Both envs run ``null`` as
+``drugprot-null``, its chat program pinned by content (drugprot's env turns ``null`` into it; the echo taskset is
+given that id), so both run one program in one locked environment.
 verifiers 0.4 runs ``vf-eval``; 0.3.x runs the v1 CLI ``eval`` (its ``vf-eval`` is the legacy one).
 
     python -m bench.pipeline                                  # generated corpus, n=16 r=2, c in 1 4 16

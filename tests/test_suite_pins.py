@@ -2,8 +2,8 @@
 not the day's PyPI.
 
 scripts/test.sh's stage 1 installs ``uv.lock``; stages 2 and 3 install ``locks/v03.txt`` and ``locks/adapters.txt``
-(``uv pip sync --require-hashes``), then the package editable with ``--no-deps``. A date cutoff is no lock: resolved
-as of 2026-11-25 on two days, stage 3 gave peft 0.21 and then 0.22 (issue 48). The locks themselves:
+(``uv pip sync --require-hashes``), then the package editable with ``--no-deps``. A date cutoff is no lock: when the
+suite's moved past peft 0.22's release, stage 3 failed on a release nobody had chosen (issue 48). The locks themselves:
 tests/test_locks.py; the packaging test's clean venv: tests/test_packaging.py; the ``null`` harness's chat program:
 tests/envs/test_harness.py.
 """
