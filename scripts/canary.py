@@ -25,6 +25,7 @@ import argparse
 import datetime
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -240,7 +241,7 @@ def main(argv: Sequence[str] | None = None, today: Callable[[], datetime.date] =
         else:
             shutil.rmtree(work, ignore_errors=True)
     command = "python scripts/canary.py" + (f" --stages {','.join(chosen)}" if chosen != list(STAGES) else "")
-    command += (" -- " + " ".join(args.pytest_args)) if args.pytest_args else ""
+    command += (" -- " + shlex.join(args.pytest_args)) if args.pytest_args else ""
     record = render_record(today(), results, newest, command)
     tmp = PAGE.with_suffix(".tmp")
     tmp.write_text(add_record(page, record), encoding="utf-8")
