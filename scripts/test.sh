@@ -12,9 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON="${UV_PYTHON:-3.11}"
 # Every install is a committed lock, installed with no resolution: uv.lock (stage 1), locks/v03.txt and
-# locks/adapters.txt (stages 2 and 3; `python scripts/lock.py` writes them, tests/test_locks.py fails when one is stale),
-# so the suite tests the project, not the day's PyPI. A stage's venv holds exactly its lock (uv pip sync); it is made
-# anew when the lock changed (the lock's sha256 is in DIR/.drugprot-lock), and the package goes in editable, --no-deps.
+# locks/adapters.txt (stages 2 and 3; `python scripts/lock.py` writes them, tests/test_locks.py fails when one is
+# stale), so the suite tests the project, not the day's PyPI. A stage's venv holds exactly its lock (uv pip sync);
+# it is made anew when the lock changed (the lock's sha256 is in DIR/.drugprot-lock), and the package goes in
+# editable, --no-deps.
 
 lock_digest() { sha256sum "$1" | cut -d' ' -f1; }
 # current DIR LOCK: DIR is a venv made from LOCK as it is now
