@@ -14,7 +14,9 @@ model call, scoring). ``--profile DIR`` also writes a cProfile of one drugprot `
 
 The echo taskset lives in ``bench/echo_taskset`` and is put on ``PYTHONPATH`` (or install it with
 ``uv pip install -e bench/echo_taskset``). The ``null`` harness needs ``uv`` and PyPI, or a warm uv cache
-(drugprot's harness serves the echo taskset too: it only carries messages).
+(drugprot's harness serves the echo taskset too: it only carries messages). Both envs run ``null`` as
+``drugprot-null``, its chat program pinned by content (drugprot's env turns ``null`` into it; the echo taskset is
+given that id), so both run one program in one locked environment.
 verifiers 0.4 runs ``vf-eval``; 0.3.x runs the v1 CLI ``eval`` (its ``vf-eval`` is the legacy one).
 
     python -m bench.pipeline                                  # generated corpus, n=16 r=2, c in 1 4 16
@@ -140,17 +142,20 @@ def run_eval(
     Runs through ``tests.e2e.run_vf_eval`` (the project's CLI driver: same flags as the e2e tests, process
     group killed on timeout, every episode must be ok); with ``profile``, in-process under cProfile instead.
     """
-    from drugprot.envs.harness import NULL_HARNESS_EXCLUDE_NEWER, NULL_HARNESS_ID, UV_EXCLUDE_NEWER
+    from drugprot.envs.harness import NULL_HARNESS_ID
+    from drugprot.envs.null_program import PINNED_NULL_HARNESS_ID
     from tests.e2e import API_KEY_VAR, DEFAULT_API_KEY, read_episodes, run_vf_eval, verifiers_version
 
+    # drugprot's env runs null as drugprot-null (the chat program pinned by content); the echo taskset's config does
+    # not, so it names drugprot-null itself: both run the same program in the same locked environment
+    if harness == NULL_HARNESS_ID and env != "drugprot":
+        harness = PINNED_NULL_HARNESS_ID
     args = ["-c", str(concurrency), "--env.agent.harness.id", harness]
     if env == "drugprot":
         args += ["--env.taskset.data-path", data_path, "--env.taskset.split", split]
     else:
         args += ["--env.taskset.num-tasks", str(n)]
     child_env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ECHO_DIR), str(REPO), os.environ.get("PYTHONPATH")]))}
-    if harness == NULL_HARNESS_ID:  # the echo taskset's config does not date-cut the chat program as drugprot's does
-        child_env[UV_EXCLUDE_NEWER] = os.environ.get(UV_EXCLUDE_NEWER) or NULL_HARNESS_EXCLUDE_NEWER
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     launched = time.time()
     t0 = time.perf_counter()

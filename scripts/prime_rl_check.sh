@@ -149,7 +149,8 @@ done < <(grep -h '^# Usage: uv run --no-sync rl @ ' configs/drugprot.toml config
 # -- 3. env-server + prime-rl's orchestrator Env client -------------------------------------------------------
 # What uv resolves at run time is date-cut like the install: verifiers' null harness runs `uv sync --script` on its
 # chat program, whose dependencies are unpinned (resolved as of today, httpx 0.29 breaks its client). drugprot's env
-# config copies this variable into the null harness's env (drugprot.envs.harness.pin_null_harness).
+# config copies this variable into the null harness's env, keeping verifiers' own program resolved as of this date
+# (drugprot.envs.harness.choose_null_program) rather than drugprot-null's pins.
 export UV_EXCLUDE_NEWER=$cutoff
 step "rollouts: harnesses $harnesses, data $(basename "$data"), run-time uv resolution as of $cutoff"
 read -r -a harness_ids <<<"$harnesses"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test suite, on every supported stack. Needs uv (https://docs.astral.sh/uv/) and PyPI (or a warm uv cache).
+# The test suite, on every supported stack, from committed locks. Needs uv (https://docs.astral.sh/uv/) and PyPI
+# (or a warm uv cache).
 #   1. verifiers 0.4.0 (the locked workspace env, .venv): everything but the adapter tests
-#   2. verifiers 0.3.1 (.venv-v03): the same suite on the older stack, incl. the legacy v0 adapter
-#   3. adapters (.venv-adapters): LoRA merge/PEFT tests on a tiny random AFMoE model (CPU torch)
+#   2. verifiers 0.3.1 (.venv-v03, locks/v03.txt): the same suite on the older stack, incl. the legacy v0 adapter
+#   3. adapters (.venv-adapters, locks/adapters.txt): LoRA merge/PEFT tests on a tiny random AFMoE model (CPU torch)
 # The three stages share nothing (each has its own venv, pytest cache and temp dirs), so they run at the same
 # time; each one's output goes to a log that is printed whole, in stage order, when all are done. The exit
 # status is non-zero when any stage failed. DRUGPROT_TEST_SERIAL=1 runs them one after another instead.
@@ -10,21 +11,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON="${UV_PYTHON:-3.11}"
-# What the suite installs outside uv.lock (stages 2 and 3, the packaging test's clean venv, the null harness's chat
-# program) is resolved as of one date, so the suite tests the project, not the day's PyPI: the date drugprot pins
-# the null harness's chat program to (drugprot.envs.harness.NULL_HARNESS_EXCLUDE_NEWER). A venv made as of
-# another date is made anew (its date is in DIR/.drugprot-cutoff).
-cutoff=$(sed -n 's/^NULL_HARNESS_EXCLUDE_NEWER: Final = "\(.*\)"$/\1/p' environments/drugprot/drugprot/envs/harness.py)
-[ -n "$cutoff" ] || { echo "scripts/test.sh: no NULL_HARNESS_EXCLUDE_NEWER in drugprot/envs/harness.py" >&2; exit 2; }
+# Every install is a committed lock, installed with no resolution: uv.lock (stage 1), locks/v03.txt and
+# locks/adapters.txt (stages 2 and 3; `python scripts/lock.py` writes them, tests/test_locks.py fails when one is
+# stale), so the suite tests the project, not the day's PyPI. A stage's venv holds exactly its lock (uv pip sync);
+# it is made anew when the lock changed (the lock's sha256 is in DIR/.drugprot-lock), and the package goes in
+# editable, --no-deps.
 
-# dated_venv DIR [uv venv options]: DIR as a venv made as of $cutoff (kept when its recorded date is $cutoff)
-dated_venv() {
-    local dir=$1
-    shift
-    [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.drugprot-cutoff" 2>/dev/null)" = "$cutoff" ] && return 0
-    rm -rf "$dir"
-    UV_EXCLUDE_NEWER=$cutoff uv venv --quiet "$@" "$dir"
+lock_digest() { sha256sum "$1" | cut -d' ' -f1; }
+# current DIR LOCK: DIR is a venv made from LOCK as it is now
+current() { [ -x "$1/bin/python" ] && [ "$(cat "$1/.drugprot-lock" 2>/dev/null)" = "$(lock_digest "$2")" ]; }
+# synced DIR LOCK: DIR made anew holding exactly LOCK's pins, each checked against its hashes
+synced() {
+    rm -rf "$1" && uv venv --quiet "$1" && uv pip sync --quiet --require-hashes -p "$1" "$2"
 }
+# editable DIR: the package itself, its build backend from locks/build.txt, its dependencies left to the lock
+editable() {
+    uv pip install --quiet -p "$1" --no-deps --build-constraint locks/build.txt -e environments/drugprot
+}
+# pins LOCK: LOCK's pins (markers kept) without their hashes, as pip takes constraints
+pins() { sed -e 's/ *\\$//' -e '/^[A-Za-z0-9]/!d' "$1"; }
 
 stage_v04() {
     uv sync --locked --group dev --quiet || return
@@ -32,23 +37,27 @@ stage_v04() {
 }
 
 stage_v03() {
-    dated_venv .venv-v03 || return
-    uv pip install --quiet -p .venv-v03 --exclude-newer "$cutoff" -e 'environments/drugprot[report]' \
-        'verifiers==0.3.1' 'pytest>=8' 'pytest-asyncio>=0.23' 'scikit-learn>=1.3' 'hypothesis>=6.100' \
-        'renderers>=0.1.12' 'scipy>=1.15' || return
-    echo "$cutoff" >.venv-v03/.drugprot-cutoff
+    if ! current .venv-v03 locks/v03.txt; then
+        synced .venv-v03 locks/v03.txt || return
+        lock_digest locks/v03.txt >.venv-v03/.drugprot-lock
+    fi
+    editable .venv-v03 || return
     .venv-v03/bin/python -m pytest --ignore=tests/tools/adapters -o cache_dir=.pytest_cache/v03 "$@"
 }
 
 stage_adapters() {
-    dated_venv .venv-adapters --seed || return
-    # pip, not uv, installs torch: pip honours a machine's local CPU wheel (find-links) where one is configured,
-    # where uv would fetch the multi-GB CUDA build from PyPI. pip >= 26 (the seeded one) knows the date cutoff.
-    local pip=(.venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check --uploaded-prior-to "$cutoff")
-    "${pip[@]}" 'torch==2.13.0' || "${pip[@]}" 'torch>=2.4' || return
-    uv pip install --quiet -p .venv-adapters --exclude-newer "$cutoff" -e 'environments/drugprot[adapters]' \
-        'pytest>=8' 'pytest-asyncio>=0.23' || return
-    echo "$cutoff" >.venv-adapters/.drugprot-cutoff
+    if ! current .venv-adapters locks/adapters.txt; then
+        synced .venv-adapters locks/adapters.txt || return
+        # pip, not uv, installs torch (the lock's `# torch==` line): pip honours a machine's local CPU wheel
+        # (find-links) where uv would fetch the multi-GB CUDA build. Its dependencies are the lock's, installed above.
+        local torch
+        torch=$(sed -n 's/^# torch==\([^ ]*\).*/\1/p' locks/adapters.txt)
+        [ -n "$torch" ] || { echo "scripts/test.sh: no '# torch==' line in locks/adapters.txt" >&2; return 2; }
+        .venv-adapters/bin/python -m pip install --quiet --disable-pip-version-check \
+            -c <(pins locks/adapters.txt) "torch==$torch" || return
+        lock_digest locks/adapters.txt >.venv-adapters/.drugprot-lock
+    fi
+    editable .venv-adapters || return
     .venv-adapters/bin/python -m pytest tests/tools/adapters -o cache_dir=.pytest_cache/adapters "$@"
 }
 

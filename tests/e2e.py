@@ -8,9 +8,9 @@ Two paths, both run as a subprocess of the *current* Python environment (the scr
   :func:`trace_results`). The taskset must pin a local seat: drugprot pins its own in-process harness
   (``drugprot``) in a ``subprocess`` runtime; pass ``--env.agent.harness.id null`` for verifiers' ``null``
   harness, which runs its chat program in a uv-managed script environment: it needs ``uv`` on PATH and PyPI (or
-  a warm uv cache). drugprot's env config resolves that program's dependencies as of
-  ``drugprot.envs.harness.NULL_HARNESS_EXCLUDE_NEWER``; the children get no ``UV_EXCLUDE_NEWER`` of the
-  machine's (:func:`_child_env`), so what the tests resolve is set by the package, not by the shell.
+  a warm uv cache). drugprot's env config runs it as ``drugprot-null``, that program with every dependency
+  pinned exactly (``drugprot.envs.null_program``); the children get no ``UV_EXCLUDE_NEWER`` of the machine's
+  (:func:`_child_env`), which would keep verifiers' own program resolved as of that date.
 * **legacy v0** (:func:`run_legacy_vf_eval`, verifiers 0.3.x only): ``vf-eval <env> -m <alias> -s`` with the
   alias resolved through ``./configs/endpoints.toml`` (:func:`write_endpoints_toml`). Results:
   ``<out_dir>/evals/<env>--<model>/<8 hex>/{results.jsonl,metadata.json}`` (:func:`read_legacy_results`).
@@ -105,9 +105,9 @@ def _run(
 
 
 def _child_env(api_key: str, env: Mapping[str, str] | None) -> dict[str, str]:
-    """The CLI's environment: this process's, less a ``UV_EXCLUDE_NEWER`` of the machine's (the ``null`` harness's
-    resolution date is the package's, :data:`drugprot.envs.harness.NULL_HARNESS_EXCLUDE_NEWER`), with the key, and
-    ``env`` over it."""
+    """The CLI's environment: this process's, less a ``UV_EXCLUDE_NEWER`` of the machine's (it would turn ``null``
+    back into verifiers' own program, resolved as of that date: ``drugprot.envs.harness.choose_null_program``), with
+    the key, and ``env`` over it."""
     merged = {k: v for k, v in os.environ.items() if k != "UV_EXCLUDE_NEWER"}
     merged.update({API_KEY_VAR: api_key, "PYTHONUNBUFFERED": "1"})
     # The model server is on loopback: never send that traffic through a configured proxy.

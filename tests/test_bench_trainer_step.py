@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bench.trainer_models import TRINITY_MINI
+from tests.bounds import HANG_S
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = sorted((REPO / "bench" / "results").glob("trainer_step_*.json"))
@@ -29,7 +30,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_S,
         check=False,
     )
 

@@ -297,6 +297,7 @@ COMMAND_CHECKS: tuple[tuple[str, str], ...] = (
     (r"python -m bench\.trainer_settings ", "tests/test_bench_trainer_settings.py"),
     (r"(COMPILE=1 )?bench/trainer_grid\.sh ", "tests/test_bench_trainer_settings.py::test_the_grid_script_runs_each_setting_at_each_depth"),  # noqa: E501
     (r"(PRIME_RL_SRC=\S+ )?.*bash scripts/prime_rl_check\.sh", "tests/test_prime_rl_check.py"),
+    (r"python scripts/lock\.py( |$)", "tests/test_locks.py::test_the_lock_commands_shown_parse"),
     (r"uv run --no-project --python 3\.11 .*python src/main\.py", "tests/test_official_scorer.py::test_the_recipe_installs_what_the_scorer_imports_on_python_3_11"),  # noqa: E501
     (r"(uv pip install|prime env (install|push)|cd environments/drugprot && prime env push)", "tests/test_packaging.py"),  # noqa: E501
     # set-up steps of a shell (no program of this project runs): shown, not checked

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from drugprot.tools.cli import main as cli_main
+from tests.bounds import HANG_S
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "evaluation" / "report.md"
 
@@ -56,7 +57,7 @@ def test_the_official_scorer_prints_the_report_s_majority_figures(
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=HANG_S,
     )
     printed = dict(re.findall(r"^(p_micro|r_micro|f1_micro)=(\S+)$", done.stdout, flags=re.M))
     assert printed == {"p_micro": "0.5", "r_micro": "0.571", "f1_micro": "0.533"}

@@ -4,8 +4,10 @@
   legacy-only ``train_split``) with its default; the docs' endpoint alias table is ``configs/endpoints.toml``.
 - ``prime env push`` classifies the package as verifiers v1 (a floored ``verifiers`` requirement); checked with the
   ``prime`` CLI's own classifier when ``prime`` is installed (``pip install prime``), skipped otherwise.
-- ``packaging``-marked tests run ``uv build`` (sdist, then the wheel from the sdist), install the wheel into a fresh
-  venv and import every module there: they need ``uv`` and PyPI or a warm uv cache (about 30 s warm).
+- ``packaging``-marked tests run ``uv build`` (sdist, then the wheel from the sdist; the build backend from
+  ``locks/build.txt``), install the wheel into a fresh venv holding exactly ``locks/clean-<verifiers>.txt`` (the
+  declared dependencies as locked for the verifiers this stage runs; ``uv pip check`` then proves the wheel's own
+  requirements are met) and import every module there: they need ``uv`` and PyPI or a warm uv cache (about 30 s warm).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from typing import Any
 import pytest
 
 from drugprot.core import labels
-from drugprot.envs.harness import NULL_HARNESS_EXCLUDE_NEWER
 
 from .conftest import FIXTURE_JSONL
 
@@ -35,6 +36,7 @@ PACKAGE = ROOT / "environments" / "drugprot"
 README = PACKAGE / "README.md"
 PYPROJECT = tomllib.loads((PACKAGE / "pyproject.toml").read_text(encoding="utf-8"))
 VERIFIERS_REQUIREMENT = "verifiers>=0.3.1.dev59,<0.5"
+LOCKS = ROOT / "locks"
 
 
 def readme() -> str:
@@ -129,7 +131,8 @@ def test_pyproject_metadata() -> None:
     assert project["requires-python"] == ">=3.11"
     assert VERIFIERS_REQUIREMENT in project["dependencies"]
     assert {"biomedical", "relation-extraction", "single-turn", "eval", "train"} <= set(project["tags"])
-    assert PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["drugprot"]
+    # drugprot_null: the package of the drugprot-null harness id (verifiers imports an id's package)
+    assert PYPROJECT["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["drugprot", "drugprot_null"]
 
 
 def test_prime_classifies_the_package_as_v1() -> None:
@@ -148,17 +151,18 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if uv is None:
         pytest.skip("uv is not on PATH")
     out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([uv, "build", str(PACKAGE), "--out-dir", str(out)], capture_output=True, text=True,
-                          cwd=ROOT, env=_dated_env(), timeout=600)  # fmt: skip
+    proc = subprocess.run([uv, "build", str(PACKAGE), "--out-dir", str(out), "--build-constraint",
+                           str(LOCKS / "build.txt")], capture_output=True, text=True, cwd=ROOT, env=_clean_env(),
+                          timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
 
-def _dated_env() -> dict[str, str]:
-    """The environment of the build and the clean venv's install: uv resolves what it downloads (the build backend,
-    the declared dependencies' open ranges) as of the suite's date (scripts/test.sh), not the day's PyPI."""
+def _clean_env() -> dict[str, str]:
+    """The environment of the build and the clean venv: this process's, less what would point uv or Python at the
+    test's own venv."""
     drop = ("VIRTUAL_ENV", "PYTHONPATH", "UV_PROJECT_ENVIRONMENT")
-    return {**{k: v for k, v in os.environ.items() if k not in drop}, "UV_EXCLUDE_NEWER": NULL_HARNESS_EXCLUDE_NEWER}
+    return {k: v for k, v in os.environ.items() if k not in drop}
 
 
 def _artifacts(dist: Path) -> tuple[Path, Path]:
@@ -170,9 +174,9 @@ def _artifacts(dist: Path) -> tuple[Path, Path]:
 
 def _sources() -> set[str]:
     """Package files that must ship: the Python modules and the bundled sample (tracked, not generated)."""
-    package_dir = PACKAGE / "drugprot"
     return {
         p.relative_to(PACKAGE).as_posix()
+        for package_dir in (PACKAGE / "drugprot", PACKAGE / "drugprot_null")
         for p in package_dir.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".jsonl", ".md")
     }
@@ -187,7 +191,8 @@ def test_sdist_and_wheel_contents(dist: Path) -> None:
                                           .decode("utf-8"))  # fmt: skip
         entry_points = whl.read(f"drugprot-{PYPROJECT['project']['version']}.dist-info/entry_points.txt").decode()
     assert _sources() <= names
-    assert {"drugprot/envs/legacy.py", "drugprot/envs/taskset.py", "drugprot/__init__.py"} <= names
+    assert {"drugprot/envs/legacy.py", "drugprot/envs/taskset.py", "drugprot/__init__.py", "drugprot_null/__init__.py",
+            "drugprot/envs/null_pins.py"} <= names  # fmt: skip
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "outputs/"))]
     requires = metadata.get_all("Requires-Dist") or []
     assert "verifiers<0.5,>=0.3.1.dev59" in requires
@@ -219,11 +224,11 @@ from drugprot.envs.taskset import DrugprotConfig
 
 fixture = sys.argv[1]
 failed = {}
-for module in pkgutil.walk_packages(drugprot.__path__, "drugprot."):
+for name in [m.name for m in pkgutil.walk_packages(drugprot.__path__, "drugprot.")] + ["drugprot_null"]:
     try:
-        importlib.import_module(module.name)
+        importlib.import_module(name)
     except Exception as exc:
-        failed[module.name] = f"{type(exc).__name__}: {exc}"
+        failed[name] = f"{type(exc).__name__}: {exc}"
 tasks = DrugprotTaskset(DrugprotConfig(id="drugprot", split="train", data_path=fixture)).load()
 try:
     legacy = len(load_environment(split="train", data_path=fixture).get_eval_dataset())
@@ -234,29 +239,34 @@ print(json.dumps({"file": drugprot.__file__, "prefix": sys.prefix, "verifiers": 
 """
 
 
-def _pinnable_verifiers() -> str | None:
-    """The running verifiers version when it is a PyPI release (so the clean venv tests the same stack)."""
-    from importlib.metadata import version
-
-    found = version("verifiers")
-    return found if re.fullmatch(r"\d+\.\d+\.\d+", found) else None
+def clean_lock(verifiers_version: str) -> Path:
+    """The lock of the clean venv for the verifiers this stage runs (``scripts/lock.py`` writes one per stage)."""
+    lock = LOCKS / f"clean-{verifiers_version}.txt"
+    assert lock.is_file(), f"no {lock.name} for verifiers {verifiers_version}: add it to scripts/lock.py's LOCKS"
+    return lock
 
 
 @pytest.mark.packaging
 def test_wheel_installs_and_imports_in_a_clean_venv(dist: Path, tmp_path: Path) -> None:
-    """Only the declared dependencies: a fresh venv, the wheel, and every drugprot module imports and works."""
+    """Only the declared dependencies: a fresh venv holding the clean lock, the wheel (``--no-deps``), ``uv pip
+    check`` (the wheel's requirements are met), and every drugprot module imports and works."""
+    from importlib.metadata import version
+
     uv = shutil.which("uv")
     assert uv is not None
     wheel, _ = _artifacts(dist)
     venv = tmp_path / "venv"
-    env = _dated_env()
+    env = _clean_env()
+    running = version("verifiers")
     subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=env, timeout=300)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    pinned = _pinnable_verifiers()
-    extra = [f"verifiers=={pinned}"] if pinned else []
-    install = subprocess.run([uv, "pip", "install", "-q", "--python", str(python), str(wheel), *extra],
-                             capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
-    assert install.returncode == 0, install.stderr[-3000:]
+    for command in (
+        ["sync", "-q", "--require-hashes", "--python", str(python), str(clean_lock(running))],
+        ["install", "-q", "--no-deps", "--python", str(python), str(wheel)],
+        ["check", "--python", str(python)],
+    ):
+        step = subprocess.run([uv, "pip", *command], capture_output=True, text=True, env=env, timeout=900)
+        assert step.returncode == 0, (command, step.stdout[-3000:], step.stderr[-3000:])
 
     proc = subprocess.run([str(python), "-c", CLEAN_VENV_CHECK, str(FIXTURE_JSONL)], capture_output=True, text=True,
                           cwd=tmp_path, env=env, timeout=600)  # fmt: skip
@@ -264,8 +274,7 @@ def test_wheel_installs_and_imports_in_a_clean_venv(dist: Path, tmp_path: Path) 
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert Path(result["file"]).is_relative_to(Path(result["prefix"]))  # the installed copy, not the checkout
     assert result["failed"] == {}
-    if pinned:
-        assert result["verifiers"] == pinned
+    assert result["verifiers"] == running
     assert result["v1"] == 27
     assert result["legacy"] == (None if result["verifiers"].startswith("0.4") else 27)
 

@@ -23,6 +23,7 @@ import pytest
 from drugprot.core.labels import letter_of, options
 from drugprot.core.rewards import DEFAULT_FN_COST, DEFAULT_FP_COST, DEFAULT_WEIGHTS, Reward
 from drugprot.core.scoring import score_reply
+from tests.bounds import HANG_S
 from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,7 +196,7 @@ def test_byte_tokenizer_is_one_token_per_byte_with_a_chat_template(tmp_path: Pat
 def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=HANG_S) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
@@ -210,7 +211,7 @@ def test_token_route_server_answers_each_registered_prompt_with_its_replies_in_t
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        with urllib.request.urlopen(f"{base}/v1/models", timeout=10) as response:
+        with urllib.request.urlopen(f"{base}/v1/models", timeout=HANG_S) as response:
             assert json.loads(response.read())["data"][0] == {
                 "id": "tok",
                 "object": "model",
@@ -283,7 +284,7 @@ PYTHON_FINDER = ROOT / "scripts" / "prime_rl_python.sh"
 
 def _find_python(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     script = f"source {PYTHON_FINDER}; prime_rl_python"
-    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=HANG_S)
 
 
 def _fake_python(path: Path, version: str) -> Path:
@@ -314,7 +315,7 @@ def _uv_binary() -> Path:
         pytest.skip("no uv on PATH")
     path = Path(found).resolve()
     if path.read_bytes()[:2] == b"#!":  # a shim script
-        proc = subprocess.run(["pyenv", "which", "uv"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(["pyenv", "which", "uv"], capture_output=True, text=True, timeout=HANG_S)
         if proc.returncode != 0:
             pytest.skip(f"uv on PATH is a script that is not a pyenv shim: {path}")
         path = Path(proc.stdout.strip()).resolve()

@@ -9,6 +9,7 @@ default) and verifiers' ``null`` chat program.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -27,8 +28,16 @@ from drugprot.core.questions import load_questions, validate_source
 from drugprot.core.rewards import Reward
 from drugprot.core.scoring import SCORER_VERSION
 from drugprot.core.versions import digest
-from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_EXCLUDE_NEWER, NULL_HARNESS_ID
+from drugprot.envs.harness import HARNESS_ID, NULL_HARNESS_ID
+from drugprot.envs.null_pins import NULL_PROGRAM_PINS
+from drugprot.envs.null_program import (
+    PINNED_NULL_HARNESS_ID,
+    declared_dependencies,
+    null_program_source,
+    pinned_program,
+)
 from drugprot.tools.serve import OpenAIServer, Reply, ResponderError
+from tests.bounds import HANG_S
 from tests.conftest import FIXTURE_JSONL, FixtureRun
 from tests.e2e import read_episodes, run_vf_eval, script_path, trace_results, v1_cli_name, verifiers_version
 
@@ -48,6 +57,32 @@ SHAPES = {
     "two-boxes": (1.0, 0.0),
     "no-box": (0.0, 0.0),
 }
+
+
+NULL_PACKAGES = ("openai", "httpx", "mcp", "tenacity")
+
+
+def locked_versions() -> dict[str, str]:
+    """The versions of the null program's main packages in its pins (this Python's markers don't matter here)."""
+    pins = NULL_PROGRAM_PINS[declared_dependencies(null_program_source())]
+    versions = dict(pin.split(";")[0].split("==") for pin in pins)
+    return {name: versions[name] for name in NULL_PACKAGES}
+
+
+def pinned_environment_versions() -> dict[str, str]:
+    """What the pinned program's uv script environment holds, as the subprocess runtime made it: the program is at
+    ``<scripts dir>/<sha256 of its text>.py`` and ``uv python find --script`` names that environment's Python."""
+    from verifiers.v1.runtimes.subprocess import SubprocessRuntime
+
+    program = pinned_program(null_program_source())
+    path = Path(SubprocessRuntime.scripts_dir) / f"{hashlib.sha256(program.encode()).hexdigest()}.py"
+    assert path.read_text() == program
+    found = subprocess.run(["uv", "python", "find", "--script", str(path), "--no-config"], capture_output=True,
+                           text=True, check=True, timeout=HANG_S)  # fmt: skip
+    code = f"import importlib.metadata as m; print(*(m.version(p) for p in {NULL_PACKAGES!r}))"
+    shown = subprocess.run([found.stdout.strip(), "-c", code], capture_output=True, text=True, check=True,
+                           timeout=HANG_S)  # fmt: skip
+    return dict(zip(NULL_PACKAGES, shown.stdout.split(), strict=True))
 
 
 def shape_utility(name: str, gold_types: int) -> float:
@@ -81,12 +116,14 @@ def test_vf_eval_drugprot_end_to_end(harness: str, fixture_runs: Any) -> None:
     assert first[0]["content"] == questions[0].system_prompt
 
     episodes = read_episodes(run_dir)
-    assert {t["agent"]["config"]["harness"]["id"] for e in episodes for t in e["traces"]} == {harness}
-    # null's chat program resolved its dependencies as of the package's date (tests/e2e.py passes the children
-    # no UV_EXCLUDE_NEWER of the machine's), and the run records it; drugprot's harness resolves nothing
+    # null runs as drugprot-null, its chat program pinned by content (tests/e2e.py passes the children no
+    # UV_EXCLUDE_NEWER of the machine's, which would keep verifiers' own program); no cutoff is recorded
+    recorded = {t["agent"]["config"]["harness"]["id"] for e in episodes for t in e["traces"]}
+    assert recorded == {PINNED_NULL_HARNESS_ID if harness == NULL_HARNESS_ID else harness}
     recorded_env = {json.dumps(t["agent"]["config"]["harness"]["env"]) for e in episodes for t in e["traces"]}
-    pinned = {"UV_EXCLUDE_NEWER": NULL_HARNESS_EXCLUDE_NEWER} if harness == NULL_HARNESS_ID else {}
-    assert recorded_env == {json.dumps(pinned)}
+    assert recorded_env == {json.dumps({})}
+    if harness == NULL_HARNESS_ID:
+        assert pinned_environment_versions() == locked_versions()
     results = trace_results(episodes)
     assert sorted(r.task_key for r in results) == sorted(expected)
     by_key = {r.task_key: r for r in results}
@@ -189,8 +226,10 @@ class FaultyResponder:
         return Reply(f"{THINK}\\boxed{{E}}")
 
 
-SLOW_S = 15.0
-ROLLOUT_TIMEOUT_S = 5
+ROLLOUT_TIMEOUT_S = 30
+"""The agent's rollout timeout in the faults run: every other rollout of that run must finish within it, so it is
+generous (a loaded 2-core machine), and the slow reply outlasts it twice over."""
+SLOW_S = 2.0 * ROLLOUT_TIMEOUT_S
 V04 = verifiers_version() >= (0, 4)
 """verifiers 0.4 names a failed rollout's stop by its error and records an agent timeout as a timeout stop
 (still scored); 0.3.x stops both as ``error``, the timeout as a ``HarnessError``."""

@@ -4,20 +4,22 @@ the interception endpoint); the full rollout path is in ``test_e2e_v1.py``."""
 
 from __future__ import annotations
 
+import datetime
 import http.server
 import random
 import socket
 import threading
 from typing import Any
 
+import pydantic
 import pytest
 from verifiers.v1.types import AssistantMessage, UserMessage
 from verifiers.v1.utils.loaders import default_harness_id, harness_class, resolve_env_config
 
 import drugprot
+from drugprot.core.errors import DrugprotConfigError
 from drugprot.envs.harness import (
     HARNESS_ID,
-    NULL_HARNESS_EXCLUDE_NEWER,
     NULL_HARNESS_ID,
     READ_TIMEOUT_S,
     RETRY_COUNT_HEADER,
@@ -26,13 +28,15 @@ from drugprot.envs.harness import (
     DrugprotHarnessConfig,
     chat_messages,
     chat_request,
+    choose_null_program,
     error_text,
+    exclude_newer_time,
     is_retryable_status,
-    pin_null_harness,
     reply_error,
     retry_delay,
     send_turn,
 )
+from drugprot.envs.null_program import DrugprotNullHarness
 from drugprot.tools.serve import OpenAIServer, Reply, ResponderError, fixed_responder
 
 SECRET = "rollout-secret"
@@ -54,34 +58,93 @@ def test_drugprot_env_pins_the_drugprot_harness_and_null_stays_selectable() -> N
     assert isinstance(pinned.agent.harness, DrugprotHarnessConfig)
     assert (pinned.agent.harness.max_retries, pinned.agent.harness.connect_timeout) == (2, 5.0)
     null = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null"}}})
-    assert (null.agent.harness.id, null.agent.runtime.type) == ("null", "subprocess")
+    assert (null.agent.harness.id, null.agent.runtime.type) == ("drugprot-null", "subprocess")  # pinned: below
     tuned = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"max_retries": 0}}})
     assert (tuned.agent.harness.id, tuned.agent.harness.max_retries) == ("drugprot", 0)
 
 
-def test_the_null_harness_resolves_its_chat_program_as_of_the_pinned_date(monkeypatch: pytest.MonkeyPatch) -> None:
-    """verifiers hands a harness's ``env`` to the runtime's ``uv sync --script`` of the chat program, so the
-    cutoff there fixes what uv resolves (today's httpx 0.29 breaks that program's client). Every consumer (CLI,
-    TOML, the env-server wire) validates through the env config, so each gets it; the saved config records it."""
-    assert NULL_HARNESS_EXCLUDE_NEWER == "2026-11-25T00:00:00Z"
+def test_the_null_choice_runs_the_chat_program_pinned_by_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``null`` on drugprot's env becomes ``drugprot-null`` (the program with exact pins, an environment of its own),
+    its other settings kept. Every consumer (CLI, TOML, the env-server wire) validates through the env config, so
+    each gets it; the saved config records it, and validating it again leaves it as it is."""
     monkeypatch.delenv("UV_EXCLUDE_NEWER", raising=False)
     null = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null"}}})
-    assert null.agent.harness.env == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
-    assert null.agent.harness.resolved_env == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
-    assert null.model_dump()["agent"]["harness"]["env"] == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
+    assert (null.agent.harness.id, null.agent.harness.env) == ("drugprot-null", {})
+    assert harness_class(null.agent.harness.id) is DrugprotNullHarness
+    assert null.model_dump()["agent"]["harness"]["id"] == "drugprot-null"
     again = resolve_env_config(null.model_dump())  # the env-server wire: validated again, unchanged
-    assert again.agent.harness.env == {"UV_EXCLUDE_NEWER": "2026-11-25T00:00:00Z"}
-    # a cutoff the user gives wins: in the harness's env, else in the shell, which the config then records
-    mine = {"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null", "env": {"UV_EXCLUDE_NEWER": "P7D"}}}}
-    assert resolve_env_config(mine).agent.harness.env == {"UV_EXCLUDE_NEWER": "P7D"}
-    monkeypatch.setenv("UV_EXCLUDE_NEWER", "2026-10-01T00:00:00Z")
-    shell = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null", "env": {"A": "1"}}}})
-    assert shell.agent.harness.env == {"A": "1", "UV_EXCLUDE_NEWER": "2026-10-01T00:00:00Z"}
+    assert (again.agent.harness.id, again.agent.harness.env) == ("drugprot-null", {})
+    tuned = {"id": "null", "env": {"A": "1"}, "tool_timeout": 5.0}
+    kept = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": tuned}}).agent.harness
+    assert (kept.id, kept.env, kept.tool_timeout) == ("drugprot-null", {"A": "1"}, 5.0)
     # drugprot's own harness resolves nothing at run time: left as it is
     pinned = resolve_env_config({"taskset": {"id": "drugprot"}})
     assert pinned.agent.harness.env == {}
-    assert pin_null_harness(pinned.agent.harness, {}) is pinned.agent.harness
-    assert pin_null_harness(None, {}) is None
+    assert choose_null_program(pinned.agent.harness, {}) is pinned.agent.harness
+    assert choose_null_program(None, {}) is None
+
+
+def test_a_users_date_cutoff_keeps_verifiers_null_and_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's override: a ``UV_EXCLUDE_NEWER`` (the harness's env, else the shell's) keeps verifiers' own
+    program, resolved as of that cutoff, and the config records it."""
+    monkeypatch.delenv("UV_EXCLUDE_NEWER", raising=False)
+    mine = {"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null", "env": {"UV_EXCLUDE_NEWER": "P7D"}}}}
+    harness = resolve_env_config(mine).agent.harness
+    assert (harness.id, harness.env) == ("null", {"UV_EXCLUDE_NEWER": "P7D"})
+    monkeypatch.setenv("UV_EXCLUDE_NEWER", "2026-10-01T00:00:00Z")
+    shell = resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null", "env": {"A": "1"}}}})
+    assert (shell.agent.harness.id, shell.agent.harness.env) == (
+        "null",
+        {"A": "1", "UV_EXCLUDE_NEWER": "2026-10-01T00:00:00Z"},
+    )
+    assert resolve_env_config(shell.model_dump()).agent.harness.env == shell.agent.harness.env
+
+
+NOW = datetime.datetime(2026, 12, 7, 12, 0, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-11-25T00:00:00Z", datetime.datetime(2026, 11, 25, tzinfo=datetime.UTC)),
+        ("2026-11-25T01:30:00+01:00", datetime.datetime(2026, 11, 25, 0, 30, tzinfo=datetime.UTC)),
+        ("2026-11-25", datetime.datetime(2026, 11, 25, tzinfo=datetime.UTC)),
+        ("P7D", None),
+        ("PT12H", None),
+        ("7 days", None),
+        ("1 week", None),
+    ],
+)
+def test_exclude_newer_time_reads_what_uv_reads(value: str, expected: datetime.datetime | None) -> None:
+    assert exclude_newer_time(value, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("yesterday", "is no time uv reads"),
+        ("2026-13-01", "is no time uv reads"),
+        ("2026-11-25T00:00:00", "is no time uv reads"),  # no offset: ambiguous
+        ("P", "is no time uv reads"),
+        ("2026-12-08", "is in the future, so it cuts nothing"),
+        ("2027-01-01T00:00:00Z", "is in the future, so it cuts nothing"),
+    ],
+)
+def test_a_malformed_or_future_cutoff_is_one_config_error_naming_it(
+    value: str, why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(DrugprotConfigError) as error:
+        exclude_newer_time(value, NOW)
+    assert str(error.value).startswith(f"UV_EXCLUDE_NEWER={value!r} {why}")
+    assert error.value.knob == "UV_EXCLUDE_NEWER"
+    # through the env config (the CLI's path): one validation error, naming the variable and its value
+    monkeypatch.setenv("UV_EXCLUDE_NEWER", "2999-01-01T00:00:00Z" if "future" in why else value)
+    with pytest.raises(pydantic.ValidationError) as invalid:
+        resolve_env_config({"taskset": {"id": "drugprot"}, "agent": {"harness": {"id": "null"}}})
+    assert invalid.value.error_count() == 1
+    assert "UV_EXCLUDE_NEWER=" in str(invalid.value)
+    # drugprot's own harness reads no cutoff, so none is checked
+    assert resolve_env_config({"taskset": {"id": "drugprot"}}).agent.harness.id == "drugprot"
 
 
 def test_harness_flags() -> None:

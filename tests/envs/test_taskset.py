@@ -53,6 +53,7 @@ from drugprot.envs.taskset import (
     fold_weights,
 )
 from drugprot.tools.serve import OpenAIServer, Reply, fixed_responder
+from tests.bounds import HANG_S
 from tests.conftest import FIXTURE_JSONL
 from tests.core.test_parsing import CASES, GOLD, NR_CASES, T
 from tests.e2e import API_KEY_VAR, DEFAULT_API_KEY
@@ -361,7 +362,7 @@ def served_rewards(taskset: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> 
         try:
             with OpenAIServer(fixed_responder(reply)) as model:
                 endpoint = vf.EvalClientConfig(base_url=model.base_url, api_key_var=API_KEY_VAR)
-                await client.wait_for_server_startup(timeout=60)
+                await client.wait_for_server_startup(timeout=HANG_S)
                 return [await client.run(endpoint, "trinity-mini", vf.SamplingConfig(), t) for t in tasks]
         finally:
             await client.close()

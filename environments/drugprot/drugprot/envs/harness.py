@@ -26,9 +26,11 @@ harness id by importing the package of that name and taking the ``Harness`` subc
 from __future__ import annotations
 
 import asyncio
+import datetime
 import functools
 import json
 import random
+import re
 import ssl
 from collections.abc import Mapping
 from typing import Any, Final
@@ -39,23 +41,23 @@ from pydantic import Field
 from verifiers.v1 import errors as vf_errors
 from verifiers.v1.dialects.chat import message_to_wire
 
+from drugprot.core.errors import DrugprotConfigError
 from drugprot.envs.first_contact import FIRST_CONTACT
 
 HARNESS_ID: Final = "drugprot"
 """The id that selects this harness: ``--env.agent.harness.id drugprot``, TOML ``harness.id``."""
 NULL_HARNESS_ID: Final = "null"
-"""verifiers' built-in chat harness, the documented alternative (a chat program per rollout, needs uv)."""
+"""verifiers' built-in chat harness, the documented alternative (a chat program per rollout, needs uv); on drugprot's
+env it runs as ``drugprot-null``, its program's dependencies pinned exactly (:func:`choose_null_program`)."""
 UV_EXCLUDE_NEWER: Final = "UV_EXCLUDE_NEWER"
-"""uv's date cutoff variable: ``uv sync --script`` resolves only files uploaded before it."""
-NULL_HARNESS_EXCLUDE_NEWER: Final = "2026-11-25T00:00:00Z"
-"""The date as of which the ``null`` harness's chat program resolves its dependencies.
-
-That program (``CHAT_PROGRAM_SOURCE`` on verifiers 0.4.0, ``null/program.py`` on 0.3.x and prime-rl's pinned
-``a60a606``) declares unpinned PEP 723 dependencies (``openai``, ``httpx``, ``mcp``, ``tenacity``), and the
-runtime prepares it with ``uv sync --script … --no-config`` at run time. Resolved as of a later day, httpx 0.29
-(with openai 3.60+) breaks its client: creating it fails with ``'AsyncHttpxClientWrapper' object has no attribute
-'_state'`` and every rollout errors. As of this date it resolves openai 3.57.0, httpx 0.28.1, httpx2 2.16.2 and mcp
-1.30.0 (0.3.x) or 2.0.0 (0.4.0), checked end to end on both verifiers (tests/envs/test_e2e_v1.py)."""
+"""uv's date cutoff variable. Set by the user, it keeps ``null`` verifiers' own chat program, its open dependencies
+resolved as of that time (:func:`choose_null_program`)."""
+UV_DURATION = re.compile(
+    r"P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?"
+    r"|\d+\s*(second|minute|hour|day|week|month|year)s?",
+    re.IGNORECASE,
+)
+"""The relative cutoffs uv takes (``P7D``, ``PT12H``, ``7 days``): a time before now, never in the future."""
 
 RETRY_COUNT_HEADER: Final = "x-stainless-retry-count"
 """The attempt counter OpenAI's SDK sends and the interception server reads: a retried request with the
@@ -270,15 +272,71 @@ class DrugprotHarness(vf.Harness[DrugprotHarnessConfig]):
         return result
 
 
-def pin_null_harness(harness: vf.HarnessConfig | None, environ: Mapping[str, str]) -> vf.HarnessConfig | None:
-    """``harness`` with the ``null`` chat program's dependency resolution date-cut, other harnesses unchanged.
+def exclude_newer_time(value: str, now: datetime.datetime) -> datetime.datetime | None:
+    """The time a ``UV_EXCLUDE_NEWER`` value names (None for a duration, which uv counts back from now).
 
-    verifiers passes a harness's ``env`` to the runtime's ``uv sync --script`` of the program (every runtime, a
-    remote one included), so ``UV_EXCLUDE_NEWER`` there fixes what it resolves. The cutoff is the one the user set
-    (in the harness's ``env``, else in ``environ``: the shell's), else :data:`NULL_HARNESS_EXCLUDE_NEWER`; it is
-    written into the config either way, so the run's saved config records it.
+    Raises :class:`DrugprotConfigError` naming the variable when uv would not read the value as a cutoff (an RFC 3339
+    time, a ``YYYY-MM-DD`` date or a duration), or when it lies after ``now``: uv would then resolve today's
+    releases, the very thing a cutoff is set to avoid."""
+    text = value.strip()
+    if UV_DURATION.fullmatch(text):
+        return None
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            when = datetime.datetime.combine(datetime.date.fromisoformat(text), datetime.time(), datetime.UTC)
+        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", text):
+            when = datetime.datetime.fromisoformat(text.replace("z", "Z"))
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise DrugprotConfigError(
+            f"{UV_EXCLUDE_NEWER}={value!r} is no time uv reads: give an RFC 3339 time (2026-11-25T00:00:00Z), a date "
+            "(2026-11-25) or a duration (P7D), or unset it to run the null chat program pinned by drugprot",
+            knob=UV_EXCLUDE_NEWER,
+        ) from None
+    if when > now:
+        raise DrugprotConfigError(
+            f"{UV_EXCLUDE_NEWER}={value!r} is in the future, so it cuts nothing: give a past time, or unset it to run "
+            "the null chat program pinned by drugprot",
+            knob=UV_EXCLUDE_NEWER,
+        )
+    return when
+
+
+def choose_null_program(
+    harness: vf.HarnessConfig | None, environ: Mapping[str, str], now: datetime.datetime | None = None
+) -> vf.HarnessConfig | None:
+    """drugprot's ``null`` choice: the chat program pinned by content, unless the user set a date cutoff.
+
+    ``null`` becomes ``drugprot-null`` (:mod:`drugprot.envs.null_program`: the same program, every dependency at the
+    locked version, in an environment of its own), the harness's other settings kept. A ``UV_EXCLUDE_NEWER`` the
+    user set (in the harness's ``env``, else in ``environ``: the shell's) keeps verifiers' own ``null``, its program
+    resolved as of that cutoff; it is checked (:func:`exclude_newer_time`) and written into the config, so the run's
+    saved config records it. Any other harness is returned as it is. A verifiers whose program the locks have no pins
+    for (neither 0.4.0 nor 0.3.1) is a config error saying so.
     """
-    if harness is None or harness.id != NULL_HARNESS_ID or UV_EXCLUDE_NEWER in harness.env:
+    if harness is None or harness.id != NULL_HARNESS_ID:
         return harness
-    cutoff = environ.get(UV_EXCLUDE_NEWER) or NULL_HARNESS_EXCLUDE_NEWER
-    return harness.model_copy(update={"env": {**harness.env, UV_EXCLUDE_NEWER: cutoff}})
+    cutoff = harness.env.get(UV_EXCLUDE_NEWER) or environ.get(UV_EXCLUDE_NEWER)
+    if cutoff:
+        exclude_newer_time(cutoff, now or datetime.datetime.now(datetime.UTC))
+        if harness.env.get(UV_EXCLUDE_NEWER) == cutoff:
+            return harness
+        return harness.model_copy(update={"env": {**harness.env, UV_EXCLUDE_NEWER: cutoff}})
+    from verifiers.v1.utils.loaders import harness_config_type
+
+    from drugprot.envs.null_program import (
+        PINNED_NULL_HARNESS_ID,
+        UnpinnedNullProgram,
+        null_program_source,
+        pinned_program,
+    )
+
+    try:  # checked here, once, rather than by every rollout's setup
+        pinned_program(null_program_source())
+    except UnpinnedNullProgram as e:
+        raise DrugprotConfigError(
+            f"{e}; or set {UV_EXCLUDE_NEWER} to run verifiers' own program, resolved as of that time", knob="harness.id"
+        ) from None
+    fields = {**harness.model_dump(exclude_unset=True), "id": PINNED_NULL_HARNESS_ID}
+    return harness_config_type(PINNED_NULL_HARNESS_ID).model_validate(fields)

@@ -47,7 +47,7 @@ from drugprot.core.rewards import (
 from drugprot.core.scoring import INFO_KEY
 from drugprot.core.versions import PROMPTS_KEY, VERSIONS_KEY, prompts_record, with_costs_and_weights
 from drugprot.core.versions import record as versions_record
-from drugprot.envs.harness import HARNESS_ID, pin_null_harness
+from drugprot.envs.harness import HARNESS_ID, choose_null_program
 from drugprot.modes.task import TaskMode, TaskScore, task_mode, task_mode_of
 
 
@@ -369,12 +369,13 @@ class DrugprotEnvConfig(vf.SingleAgentEnvConfig):
     agent: vf.AgentConfig = vf.AgentConfig(harness={"id": HARNESS_ID}, runtime={"type": "subprocess"})
     """One chat turn by drugprot's in-process harness, in a local ``subprocess`` runtime (which the harness
     does not start anything in). Override with ``--env.agent.*``: ``--env.agent.harness.id null`` runs
-    verifiers' chat program per rollout instead (same requests and traces; needs ``uv``), its dependencies
-    resolved as of ``NULL_HARNESS_EXCLUDE_NEWER`` unless ``UV_EXCLUDE_NEWER`` says otherwise (``pin_null_harness``)."""
+    verifiers' chat program per rollout instead (same requests and traces; needs ``uv``), as ``drugprot-null``:
+    its dependencies pinned exactly, unless the user's ``UV_EXCLUDE_NEWER`` asks for a date cutoff
+    (``choose_null_program``)."""
 
     @pydantic.model_validator(mode="after")
-    def _pin_null_harness(self) -> Self:
-        harness = pin_null_harness(self.agent.harness, os.environ)
+    def _choose_null_program(self) -> Self:
+        harness = choose_null_program(self.agent.harness, os.environ)
         if harness is not self.agent.harness:
             self.agent = self.agent.model_copy(update={"harness": harness})
         return self
