@@ -317,26 +317,26 @@ _VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-PROGRESS_CUT = "[… progress lines cut …]"
-"""Where the demo's intermediate progress lines were (uncounted: their number depends on when the display polled)."""
+PROGRESS_CUT = "[… progress lines, if any, cut …]"
+"""Always after the demo's ``starting vf-eval`` line: its intermediate progress lines, uncounted and maybe none (how
+many the display prints depends on when it polled: on a loaded machine all rollouts can end between two polls)."""
 
 
 def normalise(text: str, root: Path = ROOT) -> list[str]:
     """The output's lines with the volatile parts replaced (``_VOLATILE``), the repository's path dropped (paths
     read as from the repository root) and the demo's intermediate progress lines, whose number depends on when the
-    display polled, folded into one ``PROGRESS_CUT`` line."""
+    display polled, folded into one ``PROGRESS_CUT`` line after the starting line, whether or not there were any."""
     text = text.replace(f"{root}/", "")
     for pattern, replacement in _VOLATILE:
         text = pattern.sub(replacement, text)
     out: list[str] = []
     for line in text.splitlines():
         line = line.rstrip()
-        progress = line.startswith("[   ... s] ") and not re.search(r"\] (starting vf-eval|finished):", line)
-        if progress:
-            if not out or out[-1] != PROGRESS_CUT:
-                out.append(PROGRESS_CUT)
-            continue
+        if line.startswith("[   ... s] ") and not re.search(r"\] (starting vf-eval|finished):", line):
+            continue  # an intermediate progress line: folded into the PROGRESS_CUT after the starting line
         out.append(line)
+        if line.startswith("[   ... s] starting vf-eval:"):
+            out.append(PROGRESS_CUT)
     return out
 
 
