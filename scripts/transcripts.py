@@ -109,7 +109,9 @@ def cut(n: int) -> str:
 
 
 def picked(
-    keep: Callable[[list[str]], list[int]], show: Callable[[str], str] = lambda line: line
+    keep: Callable[[list[str]], list[int]],
+    show: Callable[[str], str] = lambda line: line,
+    cut: Callable[[int], str] = cut,
 ) -> Callable[[list[str]], list[str]]:
     """A selector that shows the lines at the indices ``keep`` returns (ascending), each through ``show``, and
     marks every run of lines it leaves out (before, between and after them) with one ``cut(n)`` line, so a reader
@@ -172,9 +174,9 @@ def log_lines(*needles: str) -> Callable[[list[str]], list[str]]:
     return picked(keep, lambda line: _LOG_TIME.sub("", line))
 
 
-def lines_with(*starts: str) -> Callable[[list[str]], list[str]]:
+def lines_with(*starts: str, cut: Callable[[int], str] = cut) -> Callable[[list[str]], list[str]]:
     """The lines that start with one of ``starts``, in order; the rest cut."""
-    return picked(lambda lines: [i for i, line in enumerate(lines) if line.startswith(starts)])
+    return picked(lambda lines: [i for i, line in enumerate(lines) if line.startswith(starts)], cut=cut)
 
 
 DEMO = Command("uv run drugprot demo --plot outputs/demo-confusion.png --plot-classes outputs/demo-classes.png")
@@ -201,7 +203,10 @@ _NEXT = " \\\n    "  # a shown command continued on the next line
 _EVAL = f"DRUGPROT_KEY=local uv run vf-eval drugprot{_NEXT}{_STUDENT}{_NEXT}--no-push -n 10"
 """Without ``--no-rich``: ``vf-eval`` shows its dashboard, one frame whatever the run's size (``--no-rich`` prints
 every trace as JSON, 45,133 lines for ``-n 40 -r 4``), and ``outputs`` names the run directory."""
-_EVAL_SHOWN = lines_with("output ")
+DASHBOARD_CUT = "[… the rest of vf-eval's dashboard cut …]"
+"""Where a transcript leaves out dashboard lines, uncounted: their number changes with the timings and trace ids shown
+(a cell that grows wraps onto another line)."""
+_EVAL_SHOWN = lines_with("output ", cut=lambda n: DASHBOARD_CUT)
 """What a transcript shows of the dashboard: the run directory (its timings and trace ids change run to run)."""
 _DATA = "--env.taskset.data-path $S --env.taskset.negatives all"
 REPLAY = Session(

@@ -59,6 +59,15 @@ def test_the_progress_fold_is_there_when_every_rollout_ended_between_two_polls()
     ]
 
 
+def test_the_dashboard_shows_its_run_directory_and_marks_the_rest_uncounted() -> None:
+    frame = ["╭ drugprot ╮", "│ rollouts 10/10 │", "output    outputs/hub-user", "│ 1.2 s │", "╰──╯"]
+    assert transcripts._EVAL_SHOWN(frame) == [
+        "[… the rest of vf-eval's dashboard cut …]",
+        "output    outputs/hub-user",
+        "[… the rest of vf-eval's dashboard cut …]",
+    ]
+
+
 def test_a_section_runs_from_its_first_line_to_the_next_blank_one_and_marks_the_cuts() -> None:
     lines = ["head", "", "Accuracy (...)", "  mean 0.5", "", "Official", "  x"]
     assert transcripts.section("Accuracy")(lines) == [
