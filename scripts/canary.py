@@ -27,7 +27,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import lock
+
+from drugprot.tools.demo.eval_cli import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "compatibility.md"
@@ -50,6 +51,8 @@ TITLES = {
     "v03": "[2/3] verifiers 0.3.1",
     "adapters": "[3/3] adapters (torch CPU, transformers, peft)",
 }
+STOP_GRACE_SECONDS = 30.0
+"""How long an interrupted stage's process group gets after SIGTERM before it is killed."""
 PYTEST_ARGS = {
     "v04": ("--ignore=tests/tools/adapters",),
     "v03": ("--ignore=tests/tools/adapters",),
@@ -156,12 +159,7 @@ def run_logged(argv: Sequence[str], log: Path, env: dict[str, str] | None = None
         try:
             return proc.wait()
         except BaseException:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_process_group(proc, grace=STOP_GRACE_SECONDS)
             raise
 
 
